@@ -1,0 +1,29 @@
+//! rlmeta: Apache Kafka's tiered-storage metadata (`__remote_log_metadata`) as a portable engine.
+//!
+//! The core never reads a file, a socket or the clock: hosts push bytes in and get values back.
+//! Modules, one idea each:
+//! - [`wire`]: Kafka's primitive encodings (varints, compact strings and bytes, tagged fields).
+//! - [`model`]: uuids, partitions, segment ids, lifecycle states and their transitions.
+//! - [`record`]: the four record types and the serde frame, version 0 and KIP-1266's version 1.
+//! - [`key`]: KIP-1266 record keys.
+//! - [`partitioner`]: which metadata partition holds a user partition.
+//! - [`json`]: the JSON form of records shared by every front end.
+//! - [`error`]: the error type and its stable codes.
+#![forbid(unsafe_code)]
+
+pub mod error;
+pub mod json;
+pub mod key;
+pub mod model;
+pub mod partitioner;
+pub mod record;
+pub mod wire;
+
+pub use error::{Error, ErrorKind, Result};
+pub use key::RecordKey;
+pub use model::{PartitionDeleteState, RemoteLogSegmentId, SegmentState, TopicIdPartition, Uuid};
+pub use partitioner::metadata_partition;
+pub use record::{ApiKey, Record, Value, decode_value};
+
+/// The crate version, as bindings report it.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
