@@ -43,6 +43,23 @@ pub fn from_hex(s: &str) -> Result<Vec<u8>> {
 // ---------------------------------------------------------------------------------------------
 // Value -> JSON
 
+/// How 64-bit integers (offsets, timestamps) are written. JSON numbers are exact in every JSON
+/// library that keeps 64-bit integers; JavaScript's `JSON.parse` does not, so the JS binding
+/// asks for decimal strings. Reading accepts both forms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Int64Style {
+    #[default]
+    Number,
+    String,
+}
+
+fn i64_json(v: i64, style: Int64Style) -> Json {
+    match style {
+        Int64Style::Number => json!(v),
+        Int64Style::String => json!(v.to_string()),
+    }
+}
+
 fn tags_json(t: &TaggedFields<'_>, obj: &mut Map<String, Json>) {
     if !t.is_empty() {
         let list = t.iter().map(|f| json!({"tag": f.tag, "hex": to_hex(&f.data)})).collect();
@@ -67,13 +84,13 @@ fn segment_id_json(s: &SegmentIdEntry<'_>) -> Json {
     Json::Object(o)
 }
 
-fn epochs_json(e: &[LeaderEpochEntry<'_>]) -> Json {
+fn epochs_json(e: &[LeaderEpochEntry<'_>], style: Int64Style) -> Json {
     Json::Array(
         e.iter()
             .map(|e| {
                 let mut o = Map::new();
                 o.insert("leaderEpoch".into(), json!(e.leader_epoch));
-                o.insert("offset".into(), json!(e.offset));
+                o.insert("offset".into(), i64_json(e.offset, style));
                 tags_json(&e.unknown_tagged_fields, &mut o);
                 Json::Object(o)
             })
@@ -85,19 +102,25 @@ fn bytes_json(b: &Option<Cow<'_, [u8]>>) -> Json {
     b.as_ref().map_or(Json::Null, |b| json!(to_hex(b)))
 }
 
-/// The `record` object of a value.
+/// The `record` object of a value, 64-bit integers as numbers.
 pub fn record_to_json(v: &Value<'_>) -> Json {
+    record_to_json_with(v, Int64Style::Number)
+}
+
+/// The `record` object of a value.
+pub fn record_to_json_with(v: &Value<'_>, style: Int64Style) -> Json {
+    let big = |x: i64| i64_json(x, style);
     let v1 = v.version >= 1;
     let mut o = Map::new();
     match &v.record {
         Record::Segment(s) => {
             o.insert("remoteLogSegmentId".into(), segment_id_json(&s.remote_log_segment_id));
-            o.insert("startOffset".into(), json!(s.start_offset));
-            o.insert("endOffset".into(), json!(s.end_offset));
+            o.insert("startOffset".into(), big(s.start_offset));
+            o.insert("endOffset".into(), big(s.end_offset));
             o.insert("brokerId".into(), json!(s.broker_id));
-            o.insert("maxTimestampMs".into(), json!(s.max_timestamp_ms));
-            o.insert("eventTimestampMs".into(), json!(s.event_timestamp_ms));
-            o.insert("segmentLeaderEpochs".into(), epochs_json(&s.segment_leader_epochs));
+            o.insert("maxTimestampMs".into(), big(s.max_timestamp_ms));
+            o.insert("eventTimestampMs".into(), big(s.event_timestamp_ms));
+            o.insert("segmentLeaderEpochs".into(), epochs_json(&s.segment_leader_epochs, style));
             o.insert("segmentSizeInBytes".into(), json!(s.segment_size_in_bytes));
             o.insert("customMetadata".into(), bytes_json(&s.custom_metadata));
             o.insert("remoteLogSegmentState".into(), json!(s.remote_log_segment_state));
@@ -110,34 +133,34 @@ pub fn record_to_json(v: &Value<'_>) -> Json {
         Record::Update(u) => {
             o.insert("remoteLogSegmentId".into(), segment_id_json(&u.remote_log_segment_id));
             o.insert("brokerId".into(), json!(u.broker_id));
-            o.insert("eventTimestampMs".into(), json!(u.event_timestamp_ms));
+            o.insert("eventTimestampMs".into(), big(u.event_timestamp_ms));
             o.insert("customMetadata".into(), bytes_json(&u.custom_metadata));
             o.insert("remoteLogSegmentState".into(), json!(u.remote_log_segment_state));
             if v1 {
                 o.insert("brokerLeaderEpoch".into(), json!(u.broker_leader_epoch));
-                o.insert("endOffset".into(), json!(u.end_offset));
+                o.insert("endOffset".into(), big(u.end_offset));
             }
             tags_json(&u.unknown_tagged_fields, &mut o);
         }
         Record::PartitionDelete(d) => {
             o.insert("topicIdPartition".into(), tip_json(&d.topic_id_partition));
             o.insert("brokerId".into(), json!(d.broker_id));
-            o.insert("eventTimestampMs".into(), json!(d.event_timestamp_ms));
+            o.insert("eventTimestampMs".into(), big(d.event_timestamp_ms));
             o.insert("remotePartitionDeleteState".into(), json!(d.remote_partition_delete_state));
             if v1 {
                 o.insert("brokerLeaderEpoch".into(), json!(d.broker_leader_epoch));
-                o.insert("endOffset".into(), json!(d.end_offset));
+                o.insert("endOffset".into(), big(d.end_offset));
             }
             tags_json(&d.unknown_tagged_fields, &mut o);
         }
         Record::Snapshot(s) => {
             o.insert("segmentId".into(), json!(s.segment_id.to_string()));
-            o.insert("startOffset".into(), json!(s.start_offset));
-            o.insert("endOffset".into(), json!(s.end_offset));
+            o.insert("startOffset".into(), big(s.start_offset));
+            o.insert("endOffset".into(), big(s.end_offset));
             o.insert("brokerId".into(), json!(s.broker_id));
-            o.insert("maxTimestampMs".into(), json!(s.max_timestamp_ms));
-            o.insert("eventTimestampMs".into(), json!(s.event_timestamp_ms));
-            o.insert("segmentLeaderEpochs".into(), epochs_json(&s.segment_leader_epochs));
+            o.insert("maxTimestampMs".into(), big(s.max_timestamp_ms));
+            o.insert("eventTimestampMs".into(), big(s.event_timestamp_ms));
+            o.insert("segmentLeaderEpochs".into(), epochs_json(&s.segment_leader_epochs, style));
             o.insert("segmentSizeInBytes".into(), json!(s.segment_size_in_bytes));
             o.insert("customMetadata".into(), bytes_json(&s.custom_metadata));
             o.insert("remoteLogSegmentState".into(), json!(s.remote_log_segment_state));
@@ -152,8 +175,18 @@ pub fn record_to_json(v: &Value<'_>) -> Json {
 }
 
 /// The whole document `{"apiKey", "version", "record"}`.
-pub fn value_to_json(v: &Value<'_>) -> Json {
-    json!({"apiKey": v.record.api_key().id(), "version": v.version, "record": record_to_json(v)})
+pub fn value_to_json(v: &Value<'_>, style: Int64Style) -> Json {
+    json!({"apiKey": v.record.api_key().id(), "version": v.version, "record": record_to_json_with(v, style)})
+}
+
+/// Decodes value bytes to the JSON text of the whole document: what bindings hand their callers.
+pub fn decode_value_to_json(bytes: &[u8], style: Int64Style) -> Result<String> {
+    Ok(value_to_json(&crate::record::decode_value(bytes)?, style).to_string())
+}
+
+/// Encodes the JSON text of a whole document `{"apiKey", "version", "record"}` to value bytes.
+pub fn encode_value_from_json(text: &str) -> Result<Vec<u8>> {
+    value_from_json(&parse(text)?)?.encode()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -183,9 +216,11 @@ impl<'j> Obj<'j> {
         self.map.get(name).ok_or_else(|| self.err(name, "missing field"))
     }
 
+    /// An integer, as a JSON number or a decimal string (see [`Int64Style`]).
     fn int<T: TryFrom<i64>>(&self, name: &str) -> Result<T> {
-        self.get(name)?
-            .as_i64()
+        let v = self.get(name)?;
+        v.as_i64()
+            .or_else(|| v.as_str().and_then(|s| s.parse::<i64>().ok().filter(|n| n.to_string() == s)))
             .and_then(|v| T::try_from(v).ok())
             .ok_or_else(|| self.err(name, "expected an integer in the field's range"))
     }
@@ -346,6 +381,18 @@ mod tests {
         assert_eq!(from_hex("00ABff").ok(), Some(vec![0x00, 0xab, 0xff]));
         assert!(from_hex("abc").is_err());
         assert!(from_hex("zz").is_err());
+    }
+
+    #[test]
+    fn int64_as_strings_round_trip_exactly() {
+        let doc = json!({"apiKey": 2, "version": 1, "record": {"topicIdPartition": {"name": "a", "id": "AAAAAAAAAAAAAAAAAAAAAQ", "partition": 3},
+            "brokerId": 1, "eventTimestampMs": "9223372036854775807", "remotePartitionDeleteState": 0, "brokerLeaderEpoch": 4, "endOffset": "-9223372036854775808"}});
+        let v = value_from_json(&doc);
+        let back = v.as_ref().map(|v| value_to_json(v, Int64Style::String));
+        assert_eq!(back.ok(), Some(doc));
+        let bytes = v.ok().and_then(|v| v.encode().ok()).unwrap_or_default();
+        let text = decode_value_to_json(&bytes, Int64Style::Number).unwrap_or_default();
+        assert!(text.contains("\"eventTimestampMs\":9223372036854775807"), "{text}");
     }
 
     #[test]

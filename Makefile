@@ -1,0 +1,71 @@
+# rlmeta: one entry point for every language. `make demo` runs the main job on embedded data;
+# `make test` installs what it needs (idempotent) and runs every test of every language.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+# ---- pinned tools (WASM_BINDGEN_VERSION must equal wasm-bindgen in Cargo.lock) ----
+MATURIN_VERSION      := 1.16.0
+PYTEST_VERSION       := 9.2.0
+WASM_BINDGEN_VERSION := 0.2.130
+CARGO_FUZZ_VERSION   := 0.13.2
+
+CARGO   ?= cargo
+PYTHON  ?= python3
+BUILD   := build
+VENV    := .venv
+VPY     := $(VENV)/bin/python
+VECTORS := $(wildcard tests/vectors/*.json)
+CONFORMANCE := target/release/rlmeta-conformance
+
+.PHONY: help setup setup-rust setup-py setup-node setup-browser test demo lint rust-test conformance fuzz-check bench
+help:
+	@echo "make demo   run the main job on embedded sample data"
+	@echo "make test   install what is needed, then run every test of every language"
+	@echo "make bench  run the criterion benchmarks"
+
+$(BUILD):
+	mkdir -p $(BUILD)
+
+# ---------------------------------------------------------------- setup (idempotent)
+setup: setup-rust setup-py setup-node setup-browser
+setup-rust:
+	rustup component add clippy rustfmt >/dev/null 2>&1 || true
+	rustup target add wasm32-unknown-unknown
+	@# no --locked: the CLI's own lockfile pins a webpki-roots the registry no longer serves
+	@if [ "$$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $(WASM_BINDGEN_VERSION)" ]; then \
+	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION); fi
+setup-py:
+	[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q maturin==$(MATURIN_VERSION) pytest==$(PYTEST_VERSION)
+setup-node:
+	npm ci --no-audit --no-fund --silent
+setup-browser:
+	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+# ---------------------------------------------------------------- Rust
+lint:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy -q --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -q -p rlmeta-wasm --target wasm32-unknown-unknown -- -D warnings
+rust-test:
+	$(CARGO) test -q --workspace
+$(CONFORMANCE): $(shell find core/src tests/conformance/src -name '*.rs') Cargo.lock
+	$(CARGO) build -q --release -p rlmeta-conformance
+conformance: $(CONFORMANCE)
+	$(CONFORMANCE) $(VECTORS)
+
+# ---------------------------------------------------------------- per-binding rules
+-include bindings-c/rules.mk
+-include bindings-python/rules.mk
+-include bindings-wasm/rules.mk
+-include tests/interop/rules.mk
+-include fuzz/rules.mk
+
+test: setup lint rust-test conformance $(BINDING_TESTS)
+
+demo: conformance
+
+bench:
+	$(CARGO) bench -p rlmeta
