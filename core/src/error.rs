@@ -41,13 +41,23 @@ pub enum ErrorKind {
     /// A value that decodes but that Kafka's object model rejects (an unknown state id, an end
     /// offset below the start offset, no leader epochs).
     InvalidRecord,
+    /// A query about a user partition the store does not hold (never loaded, or deleted by
+    /// DELETE_PARTITION_FINISHED), or a segment it does not know (Kafka's
+    /// `RemoteResourceNotFoundException`).
+    NotFound,
+    /// A query about a user partition whose replay has not caught up yet (Kafka's
+    /// `ReplicaNotAvailableException`: "cache is not initialized").
+    NotInitialized,
+    /// An operation that the current state forbids: a write the planner refuses because it
+    /// would lose a live segment's metadata, an illegal feature-level move.
+    InvalidState,
     /// A bug in rlmeta caught at a binding boundary (a panic). Never expected.
     Internal,
 }
 
 impl ErrorKind {
     /// Every kind, in code order.
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::Truncated,
         ErrorKind::TrailingBytes,
         ErrorKind::BadFrameVersion,
@@ -61,6 +71,9 @@ impl ErrorKind {
         ErrorKind::InvalidArgument,
         ErrorKind::InvalidJson,
         ErrorKind::InvalidRecord,
+        ErrorKind::NotFound,
+        ErrorKind::NotInitialized,
+        ErrorKind::InvalidState,
         ErrorKind::Internal,
     ];
 
@@ -80,6 +93,9 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => 11,
             ErrorKind::InvalidJson => 12,
             ErrorKind::InvalidRecord => 13,
+            ErrorKind::NotFound => 14,
+            ErrorKind::NotInitialized => 15,
+            ErrorKind::InvalidState => 16,
             ErrorKind::Internal => 99,
         }
     }
@@ -94,19 +110,30 @@ impl ErrorKind {
     /// the text names no fault rlmeta distinguishes.
     pub fn from_kafka_message(text: &str) -> Option<ErrorKind> {
         let has = |needle: &str| text.contains(needle);
-        let kind = if has("Value for frame version was too large") || has("frame version") && !has("Error while reading frame version") {
+        let kind = if has("Value for frame version was too large")
+            || has("frame version") && !has("Error while reading frame version")
+        {
             ErrorKind::BadFrameVersion
         } else if has("Varint is too long") {
             ErrorKind::InvalidVarint
         } else if has("Value for type was too large") || has("Unknown metadata id") {
             ErrorKind::UnknownApiKey
-        } else if has("Value for version was too large") || has("Can't read version") || has("is not valid for version") {
+        } else if has("Value for version was too large")
+            || has("Can't read version")
+            || has("is not valid for version")
+        {
             ErrorKind::UnsupportedVersion
         } else if has("of garbage after") {
             ErrorKind::TrailingBytes
-        } else if has("BufferUnderflowException") || has("Error reading byte array") || has("Tried to allocate a collection") {
+        } else if has("BufferUnderflowException")
+            || has("Error reading byte array")
+            || has("Tried to allocate a collection")
+        {
             ErrorKind::Truncated
-        } else if has("serialized as null") || has("had invalid length") || has("NegativeArraySizeException") {
+        } else if has("serialized as null")
+            || has("had invalid length")
+            || has("NegativeArraySizeException")
+        {
             ErrorKind::InvalidLength
         } else {
             return None;
@@ -130,6 +157,9 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::InvalidJson => "invalid_json",
             ErrorKind::InvalidRecord => "invalid_record",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::NotInitialized => "not_initialized",
+            ErrorKind::InvalidState => "invalid_state",
             ErrorKind::Internal => "internal",
         }
     }
@@ -148,17 +178,32 @@ pub struct Error {
 impl Error {
     /// An error with no position.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, offset: None, field: None, message: message.into() }
+        Error {
+            kind,
+            offset: None,
+            field: None,
+            message: message.into(),
+        }
     }
 
     /// An error at a byte offset of the input, while reading or writing `field`.
     pub fn at(kind: ErrorKind, offset: usize, field: &str, message: impl Into<String>) -> Error {
-        Error { kind, offset: Some(offset), field: Some(field.to_owned()), message: message.into() }
+        Error {
+            kind,
+            offset: Some(offset),
+            field: Some(field.to_owned()),
+            message: message.into(),
+        }
     }
 
     /// An error about a named field, with no byte position (encoding, JSON, arguments).
     pub fn field(kind: ErrorKind, field: &str, message: impl Into<String>) -> Error {
-        Error { kind, offset: None, field: Some(field.to_owned()), message: message.into() }
+        Error {
+            kind,
+            offset: None,
+            field: Some(field.to_owned()),
+            message: message.into(),
+        }
     }
 
     pub fn kind(&self) -> ErrorKind {
@@ -229,7 +274,15 @@ mod tests {
 
     #[test]
     fn display_names_kind_place_and_field() {
-        let e = Error::at(ErrorKind::Truncated, 17, "startOffset", "needs 8 bytes, 3 left");
-        assert_eq!(e.to_string(), "truncated (code 1) at byte 17, field startOffset: needs 8 bytes, 3 left");
+        let e = Error::at(
+            ErrorKind::Truncated,
+            17,
+            "startOffset",
+            "needs 8 bytes, 3 left",
+        );
+        assert_eq!(
+            e.to_string(),
+            "truncated (code 1) at byte 17, field startOffset: needs 8 bytes, 3 left"
+        );
     }
 }

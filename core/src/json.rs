@@ -13,9 +13,9 @@ use serde_json::{Map, Value as Json, json};
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::Uuid;
 use crate::record::{
-    LeaderEpochEntry, PARTITION_DELETE_TAG_DEFAULTS, PartitionDeleteMetadataRecord, Record, SegmentIdEntry,
-    SegmentMetadataRecord, SegmentMetadataSnapshotRecord, SegmentMetadataUpdateRecord, TaggedFields,
-    TopicIdPartitionEntry, UPDATE_TAG_DEFAULTS, Value,
+    LeaderEpochEntry, PARTITION_DELETE_TAG_DEFAULTS, PartitionDeleteMetadataRecord, Record,
+    SegmentIdEntry, SegmentMetadataRecord, SegmentMetadataSnapshotRecord,
+    SegmentMetadataUpdateRecord, TaggedFields, TopicIdPartitionEntry, UPDATE_TAG_DEFAULTS, Value,
 };
 use crate::wire::RawTaggedField;
 
@@ -36,8 +36,15 @@ pub fn from_hex(s: &str) -> Result<Vec<u8>> {
     if s.len() % 2 != 0 {
         return Err(bad("odd number of digits"));
     }
-    let digit = |c: u8| (c as char).to_digit(16).ok_or_else(|| bad(&format!("{:?} is not a hex digit", c as char)));
-    s.as_bytes().chunks_exact(2).map(|p| Ok((digit(p[0])? * 16 + digit(p[1])?) as u8)).collect()
+    let digit = |c: u8| {
+        (c as char)
+            .to_digit(16)
+            .ok_or_else(|| bad(&format!("{:?} is not a hex digit", c as char)))
+    };
+    s.as_bytes()
+        .chunks_exact(2)
+        .map(|p| Ok((digit(p[0])? * 16 + digit(p[1])?) as u8))
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -62,7 +69,10 @@ fn i64_json(v: i64, style: Int64Style) -> Json {
 
 fn tags_json(t: &TaggedFields<'_>, obj: &mut Map<String, Json>) {
     if !t.is_empty() {
-        let list = t.iter().map(|f| json!({"tag": f.tag, "hex": to_hex(&f.data)})).collect();
+        let list = t
+            .iter()
+            .map(|f| json!({"tag": f.tag, "hex": to_hex(&f.data)}))
+            .collect();
         obj.insert("unknownTaggedFields".into(), Json::Array(list));
     }
 }
@@ -114,16 +124,25 @@ pub fn record_to_json_with(v: &Value<'_>, style: Int64Style) -> Json {
     let mut o = Map::new();
     match &v.record {
         Record::Segment(s) => {
-            o.insert("remoteLogSegmentId".into(), segment_id_json(&s.remote_log_segment_id));
+            o.insert(
+                "remoteLogSegmentId".into(),
+                segment_id_json(&s.remote_log_segment_id),
+            );
             o.insert("startOffset".into(), big(s.start_offset));
             o.insert("endOffset".into(), big(s.end_offset));
             o.insert("brokerId".into(), json!(s.broker_id));
             o.insert("maxTimestampMs".into(), big(s.max_timestamp_ms));
             o.insert("eventTimestampMs".into(), big(s.event_timestamp_ms));
-            o.insert("segmentLeaderEpochs".into(), epochs_json(&s.segment_leader_epochs, style));
+            o.insert(
+                "segmentLeaderEpochs".into(),
+                epochs_json(&s.segment_leader_epochs, style),
+            );
             o.insert("segmentSizeInBytes".into(), json!(s.segment_size_in_bytes));
             o.insert("customMetadata".into(), bytes_json(&s.custom_metadata));
-            o.insert("remoteLogSegmentState".into(), json!(s.remote_log_segment_state));
+            o.insert(
+                "remoteLogSegmentState".into(),
+                json!(s.remote_log_segment_state),
+            );
             o.insert("txnIndexEmpty".into(), json!(s.txn_index_empty));
             if v1 {
                 o.insert("brokerLeaderEpoch".into(), json!(s.broker_leader_epoch));
@@ -131,11 +150,17 @@ pub fn record_to_json_with(v: &Value<'_>, style: Int64Style) -> Json {
             tags_json(&s.unknown_tagged_fields, &mut o);
         }
         Record::Update(u) => {
-            o.insert("remoteLogSegmentId".into(), segment_id_json(&u.remote_log_segment_id));
+            o.insert(
+                "remoteLogSegmentId".into(),
+                segment_id_json(&u.remote_log_segment_id),
+            );
             o.insert("brokerId".into(), json!(u.broker_id));
             o.insert("eventTimestampMs".into(), big(u.event_timestamp_ms));
             o.insert("customMetadata".into(), bytes_json(&u.custom_metadata));
-            o.insert("remoteLogSegmentState".into(), json!(u.remote_log_segment_state));
+            o.insert(
+                "remoteLogSegmentState".into(),
+                json!(u.remote_log_segment_state),
+            );
             if v1 {
                 o.insert("brokerLeaderEpoch".into(), json!(u.broker_leader_epoch));
                 o.insert("endOffset".into(), big(u.end_offset));
@@ -146,7 +171,10 @@ pub fn record_to_json_with(v: &Value<'_>, style: Int64Style) -> Json {
             o.insert("topicIdPartition".into(), tip_json(&d.topic_id_partition));
             o.insert("brokerId".into(), json!(d.broker_id));
             o.insert("eventTimestampMs".into(), big(d.event_timestamp_ms));
-            o.insert("remotePartitionDeleteState".into(), json!(d.remote_partition_delete_state));
+            o.insert(
+                "remotePartitionDeleteState".into(),
+                json!(d.remote_partition_delete_state),
+            );
             if v1 {
                 o.insert("brokerLeaderEpoch".into(), json!(d.broker_leader_epoch));
                 o.insert("endOffset".into(), big(d.end_offset));
@@ -160,10 +188,16 @@ pub fn record_to_json_with(v: &Value<'_>, style: Int64Style) -> Json {
             o.insert("brokerId".into(), json!(s.broker_id));
             o.insert("maxTimestampMs".into(), big(s.max_timestamp_ms));
             o.insert("eventTimestampMs".into(), big(s.event_timestamp_ms));
-            o.insert("segmentLeaderEpochs".into(), epochs_json(&s.segment_leader_epochs, style));
+            o.insert(
+                "segmentLeaderEpochs".into(),
+                epochs_json(&s.segment_leader_epochs, style),
+            );
             o.insert("segmentSizeInBytes".into(), json!(s.segment_size_in_bytes));
             o.insert("customMetadata".into(), bytes_json(&s.custom_metadata));
-            o.insert("remoteLogSegmentState".into(), json!(s.remote_log_segment_state));
+            o.insert(
+                "remoteLogSegmentState".into(),
+                json!(s.remote_log_segment_state),
+            );
             o.insert("txnIndexEmpty".into(), json!(s.txn_index_empty));
             if v1 {
                 o.insert("brokerLeaderEpoch".into(), json!(s.broker_leader_epoch));
@@ -200,12 +234,21 @@ struct Obj<'j> {
 
 impl<'j> Obj<'j> {
     fn new(j: &'j Json, path: &str) -> Result<Obj<'j>> {
-        let map = j.as_object().ok_or_else(|| Error::field(ErrorKind::InvalidJson, path, "expected a JSON object"))?;
-        Ok(Obj { map, path: path.to_owned() })
+        let map = j
+            .as_object()
+            .ok_or_else(|| Error::field(ErrorKind::InvalidJson, path, "expected a JSON object"))?;
+        Ok(Obj {
+            map,
+            path: path.to_owned(),
+        })
     }
 
     fn path(&self, name: &str) -> String {
-        if self.path.is_empty() { name.to_owned() } else { format!("{}.{name}", self.path) }
+        if self.path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{}.{name}", self.path)
+        }
     }
 
     fn err(&self, name: &str, why: &str) -> Error {
@@ -213,32 +256,45 @@ impl<'j> Obj<'j> {
     }
 
     fn get(&self, name: &str) -> Result<&'j Json> {
-        self.map.get(name).ok_or_else(|| self.err(name, "missing field"))
+        self.map
+            .get(name)
+            .ok_or_else(|| self.err(name, "missing field"))
     }
 
     /// An integer, as a JSON number or a decimal string (see [`Int64Style`]).
     fn int<T: TryFrom<i64>>(&self, name: &str) -> Result<T> {
         let v = self.get(name)?;
         v.as_i64()
-            .or_else(|| v.as_str().and_then(|s| s.parse::<i64>().ok().filter(|n| n.to_string() == s)))
+            .or_else(|| {
+                v.as_str()
+                    .and_then(|s| s.parse::<i64>().ok().filter(|n| n.to_string() == s))
+            })
             .and_then(|v| T::try_from(v).ok())
             .ok_or_else(|| self.err(name, "expected an integer in the field's range"))
     }
 
     /// A tagged field: its default when absent.
     fn int_or<T: TryFrom<i64>>(&self, name: &str, default: T) -> Result<T> {
-        if self.map.contains_key(name) { self.int(name) } else { Ok(default) }
+        if self.map.contains_key(name) {
+            self.int(name)
+        } else {
+            Ok(default)
+        }
     }
 
     fn bool_or(&self, name: &str, default: bool) -> Result<bool> {
         match self.map.get(name) {
             None => Ok(default),
-            Some(v) => v.as_bool().ok_or_else(|| self.err(name, "expected true or false")),
+            Some(v) => v
+                .as_bool()
+                .ok_or_else(|| self.err(name, "expected true or false")),
         }
     }
 
     fn str(&self, name: &str) -> Result<&'j str> {
-        self.get(name)?.as_str().ok_or_else(|| self.err(name, "expected a string"))
+        self.get(name)?
+            .as_str()
+            .ok_or_else(|| self.err(name, "expected a string"))
     }
 
     fn uuid(&self, name: &str) -> Result<Uuid> {
@@ -252,7 +308,9 @@ impl<'j> Obj<'j> {
     fn nullable_hex(&self, name: &str) -> Result<Option<Cow<'static, [u8]>>> {
         match self.get(name)? {
             Json::Null => Ok(None),
-            Json::String(s) => from_hex(s).map(|b| Some(Cow::Owned(b))).map_err(|e| self.err(name, e.message())),
+            Json::String(s) => from_hex(s)
+                .map(|b| Some(Cow::Owned(b)))
+                .map_err(|e| self.err(name, e.message())),
             _ => Err(self.err(name, "expected a hex string or null")),
         }
     }
@@ -261,12 +319,17 @@ impl<'j> Obj<'j> {
         let Some(list) = self.map.get("unknownTaggedFields") else {
             return Ok(Vec::new());
         };
-        let list = list.as_array().ok_or_else(|| self.err("unknownTaggedFields", "expected an array"))?;
+        let list = list
+            .as_array()
+            .ok_or_else(|| self.err("unknownTaggedFields", "expected an array"))?;
         list.iter()
             .map(|f| {
                 let f = Obj::new(f, &self.path("unknownTaggedFields"))?;
                 let data = from_hex(f.str("hex")?).map_err(|e| f.err("hex", e.message()))?;
-                Ok(RawTaggedField { tag: f.int("tag")?, data: Cow::Owned(data) })
+                Ok(RawTaggedField {
+                    tag: f.int("tag")?,
+                    data: Cow::Owned(data),
+                })
             })
             .collect()
     }
@@ -290,11 +353,18 @@ fn segment_id_from(o: &Obj<'_>) -> Result<SegmentIdEntry<'static>> {
 }
 
 fn epochs_from(o: &Obj<'_>) -> Result<Vec<LeaderEpochEntry<'static>>> {
-    let list = o.get("segmentLeaderEpochs")?.as_array().ok_or_else(|| o.err("segmentLeaderEpochs", "expected an array"))?;
+    let list = o
+        .get("segmentLeaderEpochs")?
+        .as_array()
+        .ok_or_else(|| o.err("segmentLeaderEpochs", "expected an array"))?;
     list.iter()
         .map(|e| {
             let e = Obj::new(e, &o.path("segmentLeaderEpochs"))?;
-            Ok(LeaderEpochEntry { leader_epoch: e.int("leaderEpoch")?, offset: e.int("offset")?, unknown_tagged_fields: e.unknown_tags()? })
+            Ok(LeaderEpochEntry {
+                leader_epoch: e.int("leaderEpoch")?,
+                offset: e.int("offset")?,
+                unknown_tagged_fields: e.unknown_tags()?,
+            })
         })
         .collect()
 }
@@ -353,7 +423,13 @@ pub fn value_from_record_json(api_key: i16, version: i16, record: &Json) -> Resu
             broker_leader_epoch: o.int_or("brokerLeaderEpoch", 0)?,
             unknown_tagged_fields: o.unknown_tags()?,
         }),
-        k => return Err(Error::field(ErrorKind::UnknownApiKey, "apiKey", format!("unknown metadata record api key {k}"))),
+        k => {
+            return Err(Error::field(
+                ErrorKind::UnknownApiKey,
+                "apiKey",
+                format!("unknown metadata record api key {k}"),
+            ));
+        }
     };
     Ok(Value { version, record })
 }
@@ -367,7 +443,14 @@ pub fn value_from_json(doc: &Json) -> Result<Value<'static>> {
 /// Parses JSON text (for bindings, which pass text across the boundary).
 pub fn parse(text: &str) -> Result<Json> {
     serde_json::from_str(text).map_err(|e| {
-        Error::new(ErrorKind::InvalidJson, format!("invalid JSON at line {} column {}: {e}", e.line(), e.column()))
+        Error::new(
+            ErrorKind::InvalidJson,
+            format!(
+                "invalid JSON at line {} column {}: {e}",
+                e.line(),
+                e.column()
+            ),
+        )
     })
 }
 
@@ -392,7 +475,10 @@ mod tests {
         assert_eq!(back.ok(), Some(doc));
         let bytes = v.ok().and_then(|v| v.encode().ok()).unwrap_or_default();
         let text = decode_value_to_json(&bytes, Int64Style::Number).unwrap_or_default();
-        assert!(text.contains("\"eventTimestampMs\":9223372036854775807"), "{text}");
+        assert!(
+            text.contains("\"eventTimestampMs\":9223372036854775807"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -400,6 +486,9 @@ mod tests {
         let doc = json!({"apiKey": 2, "version": 0, "record": {"topicIdPartition": {"name": "a", "partition": 0}}});
         let e = value_from_json(&doc).err();
         assert_eq!(e.as_ref().map(|e| e.kind()), Some(ErrorKind::InvalidJson));
-        assert_eq!(e.as_ref().and_then(|e| e.field_name()), Some("record.topicIdPartition.id"));
+        assert_eq!(
+            e.as_ref().and_then(|e| e.field_name()),
+            Some("record.topicIdPartition.id")
+        );
     }
 }

@@ -33,12 +33,18 @@ pub struct RecordKey {
 pub fn check_topic_name(name: &str) -> Result<()> {
     let bad = |why: String| Err(Error::field(ErrorKind::InvalidArgument, "topic", why));
     if name.is_empty() || name.len() > MAX_TOPIC_NAME_LEN {
-        return bad(format!("topic name length {} is outside 1..={MAX_TOPIC_NAME_LEN}", name.len()));
+        return bad(format!(
+            "topic name length {} is outside 1..={MAX_TOPIC_NAME_LEN}",
+            name.len()
+        ));
     }
     if name == "." || name == ".." {
         return bad(format!("topic name {name:?} is reserved"));
     }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))) {
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+    {
         return bad(format!("topic name {name:?} has illegal character {c:?}"));
     }
     Ok(())
@@ -53,7 +59,10 @@ impl RecordKey {
             Error::field(
                 ErrorKind::UnsupportedVersion,
                 "version",
-                format!("a version-{} {what} record has no brokerLeaderEpoch/endOffset to derive a key from", value.version),
+                format!(
+                    "a version-{} {what} record has no brokerLeaderEpoch/endOffset to derive a key from",
+                    value.version
+                ),
             )
         };
         match &value.record {
@@ -107,13 +116,21 @@ impl RecordKey {
 
     /// The key of the same segment without `:UPDATE` (the base key), or with it.
     pub fn with_update(&self, update: bool) -> RecordKey {
-        RecordKey { update, ..self.clone() }
+        RecordKey {
+            update,
+            ..self.clone()
+        }
     }
 
     /// Parses key bytes as read from a record (UTF-8 text).
     pub fn parse_bytes(bytes: &[u8]) -> Result<RecordKey> {
         let s = std::str::from_utf8(bytes).map_err(|e| {
-            Error::at(ErrorKind::InvalidKey, e.valid_up_to(), "key", "record key is not valid UTF-8")
+            Error::at(
+                ErrorKind::InvalidKey,
+                e.valid_up_to(),
+                "key",
+                "record key is not valid UTF-8",
+            )
         })?;
         RecordKey::parse(s)
     }
@@ -121,13 +138,28 @@ impl RecordKey {
     /// Parses key text. Only canonical text parses: decimal numbers as Java prints them, the
     /// uuid in Kafka's 22-character form, a legal topic name, and `UPDATE` as the only suffix.
     pub fn parse(s: &str) -> Result<RecordKey> {
-        let bad = |field: &str, why: String| Error::field(ErrorKind::InvalidKey, field, format!("key {s:?}: {why}"));
+        let bad = |field: &str, why: String| {
+            Error::field(ErrorKind::InvalidKey, field, format!("key {s:?}: {why}"))
+        };
         let parts: Vec<&str> = s.split(':').collect();
         let update = match parts.len() {
             5 => false,
             6 if parts.last() == Some(&"UPDATE") => true,
-            6 => return Err(bad("suffix", format!("unknown suffix {:?} (only UPDATE)", parts.last().unwrap_or(&"")))),
-            n => return Err(bad("key", format!("expected 5 ':'-separated fields (6 with UPDATE), got {n}"))),
+            6 => {
+                return Err(bad(
+                    "suffix",
+                    format!(
+                        "unknown suffix {:?} (only UPDATE)",
+                        parts.last().unwrap_or(&"")
+                    ),
+                ));
+            }
+            n => {
+                return Err(bad(
+                    "key",
+                    format!("expected 5 ':'-separated fields (6 with UPDATE), got {n}"),
+                ));
+            }
         };
         let field = |i: usize| parts.get(i).copied().unwrap_or_default();
         let topic_id = Uuid::parse(field(0)).map_err(|e| bad("topicId", e.message().to_owned()))?;
@@ -136,17 +168,42 @@ impl RecordKey {
         fn number<T: std::str::FromStr + ToString>(text: &str) -> Option<T> {
             text.parse::<T>().ok().filter(|v| v.to_string() == text)
         }
-        let partition = number::<i32>(field(2)).ok_or_else(|| bad("partition", format!("{:?} is not a canonical int", field(2))))?;
-        let end_offset = number::<i64>(field(3)).ok_or_else(|| bad("endOffset", format!("{:?} is not a canonical long", field(3))))?;
-        let broker_leader_epoch =
-            number::<i32>(field(4)).ok_or_else(|| bad("brokerLeaderEpoch", format!("{:?} is not a canonical int", field(4))))?;
-        Ok(RecordKey { topic_id, topic: topic.to_owned(), partition, end_offset, broker_leader_epoch, update })
+        let partition = number::<i32>(field(2)).ok_or_else(|| {
+            bad(
+                "partition",
+                format!("{:?} is not a canonical int", field(2)),
+            )
+        })?;
+        let end_offset = number::<i64>(field(3)).ok_or_else(|| {
+            bad(
+                "endOffset",
+                format!("{:?} is not a canonical long", field(3)),
+            )
+        })?;
+        let broker_leader_epoch = number::<i32>(field(4)).ok_or_else(|| {
+            bad(
+                "brokerLeaderEpoch",
+                format!("{:?} is not a canonical int", field(4)),
+            )
+        })?;
+        Ok(RecordKey {
+            topic_id,
+            topic: topic.to_owned(),
+            partition,
+            end_offset,
+            broker_leader_epoch,
+            update,
+        })
     }
 }
 
 impl fmt::Display for RecordKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}:{}:{}", self.topic_id, self.topic, self.partition, self.end_offset, self.broker_leader_epoch)?;
+        write!(
+            f,
+            "{}:{}:{}:{}:{}",
+            self.topic_id, self.topic, self.partition, self.end_offset, self.broker_leader_epoch
+        )?;
         if self.update {
             f.write_str(UPDATE_SUFFIX)?;
         }
@@ -177,8 +234,14 @@ mod tests {
         };
         assert_eq!(k.format(), "ASNFZ4mrze_-3LqYdlQyEA:foo:0:100:5");
         assert_eq!(k.format().len(), 34);
-        assert_eq!(RecordKey::parse("ASNFZ4mrze_-3LqYdlQyEA:foo:0:100:5").ok(), Some(k.clone()));
-        assert_eq!(RecordKey::parse("ASNFZ4mrze_-3LqYdlQyEA:foo:0:100:5:UPDATE").ok(), Some(k.with_update(true)));
+        assert_eq!(
+            RecordKey::parse("ASNFZ4mrze_-3LqYdlQyEA:foo:0:100:5").ok(),
+            Some(k.clone())
+        );
+        assert_eq!(
+            RecordKey::parse("ASNFZ4mrze_-3LqYdlQyEA:foo:0:100:5:UPDATE").ok(),
+            Some(k.with_update(true))
+        );
     }
 
     #[test]
@@ -197,8 +260,15 @@ mod tests {
             "ASNFZ4mrze_-3LqYdlQyEA:foo:0:1e3:5",
             "ASNFZ4mrze_-3LqYdlQyEA:..:0:100:5",
         ] {
-            assert_eq!(RecordKey::parse(bad).err().map(|e| e.kind()), Some(ErrorKind::InvalidKey), "{bad:?}");
+            assert_eq!(
+                RecordKey::parse(bad).err().map(|e| e.kind()),
+                Some(ErrorKind::InvalidKey),
+                "{bad:?}"
+            );
         }
-        assert_eq!(RecordKey::parse_bytes(&[0xff]).err().map(|e| e.kind()), Some(ErrorKind::InvalidKey));
+        assert_eq!(
+            RecordKey::parse_bytes(&[0xff]).err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidKey)
+        );
     }
 }

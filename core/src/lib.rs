@@ -11,19 +11,22 @@
 //! - [`error`]: the error type and its stable codes.
 #![forbid(unsafe_code)]
 
+pub mod cache;
 pub mod error;
 pub mod json;
 pub mod key;
 pub mod model;
 pub mod partitioner;
 pub mod record;
+#[doc(hidden)]
+pub mod testing;
 pub mod wire;
 
 pub use error::{Error, ErrorKind, Result};
 pub use key::RecordKey;
 pub use model::{PartitionDeleteState, RemoteLogSegmentId, SegmentState, TopicIdPartition, Uuid};
 pub use partitioner::metadata_partition;
-pub use record::{ApiKey, Record, Value, decode_value};
+pub use record::{ApiKey, Record, Value, decode_value, decode_value_canonical};
 
 /// The crate version, as bindings report it.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

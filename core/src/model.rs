@@ -43,7 +43,10 @@ impl Uuid {
         let mut l = [0u8; 8];
         m.copy_from_slice(hi);
         l.copy_from_slice(lo);
-        Uuid { msb: i64::from_be_bytes(m), lsb: i64::from_be_bytes(l) }
+        Uuid {
+            msb: i64::from_be_bytes(m),
+            lsb: i64::from_be_bytes(l),
+        }
     }
 
     pub fn to_bytes(self) -> [u8; 16] {
@@ -64,7 +67,8 @@ impl Uuid {
         let b = self.to_bytes();
         let push = |out: &mut String, v: u32| out.push(char::from(B64URL[(v & 63) as usize]));
         for chunk in b.chunks(3) {
-            let n = chunk.iter().fold(0u32, |acc, &x| (acc << 8) | u32::from(x)) << (8 * (3 - chunk.len()));
+            let n = chunk.iter().fold(0u32, |acc, &x| (acc << 8) | u32::from(x))
+                << (8 * (3 - chunk.len()));
             push(out, n >> 18);
             push(out, n >> 12);
             if chunk.len() > 1 {
@@ -80,7 +84,12 @@ impl Uuid {
     /// form; unlike Java's lenient decoder it refuses non-zero trailing bits, so that every
     /// accepted string is the one Kafka prints.
     pub fn parse(s: &str) -> Result<Uuid> {
-        let bad = |why: &str| Error::new(ErrorKind::InvalidUuid, format!("{s:?} is not a Kafka uuid: {why}"));
+        let bad = |why: &str| {
+            Error::new(
+                ErrorKind::InvalidUuid,
+                format!("{s:?} is not a Kafka uuid: {why}"),
+            )
+        };
         let body = match s.len() {
             22 => s,
             24 if s.ends_with("==") => &s[..22],
@@ -92,7 +101,12 @@ impl Uuid {
         let mut bits = 0;
         let mut i = 0;
         for c in body.bytes() {
-            let v = b64_value(c).ok_or_else(|| bad(&format!("character {:?} is not URL-safe base64", char::from(c))))?;
+            let v = b64_value(c).ok_or_else(|| {
+                bad(&format!(
+                    "character {:?} is not URL-safe base64",
+                    char::from(c)
+                ))
+            })?;
             acc = (acc << 6) | v;
             bits += 6;
             if bits >= 8 {
@@ -150,7 +164,11 @@ pub struct RemoteLogSegmentId {
 
 impl fmt::Display for RemoteLogSegmentId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RemoteLogSegmentId{{topicIdPartition={}, id={}}}", self.topic_id_partition, self.id)
+        write!(
+            f,
+            "RemoteLogSegmentId{{topicIdPartition={}, id={}}}",
+            self.topic_id_partition, self.id
+        )
     }
 }
 
@@ -195,9 +213,14 @@ impl SegmentState {
         use SegmentState::*;
         match from {
             None => to == CopySegmentStarted,
-            Some(CopySegmentStarted) => matches!(to, CopySegmentStarted | CopySegmentFinished | DeleteSegmentStarted),
+            Some(CopySegmentStarted) => matches!(
+                to,
+                CopySegmentStarted | CopySegmentFinished | DeleteSegmentStarted
+            ),
             Some(CopySegmentFinished) => matches!(to, CopySegmentFinished | DeleteSegmentStarted),
-            Some(DeleteSegmentStarted) => matches!(to, DeleteSegmentStarted | DeleteSegmentFinished),
+            Some(DeleteSegmentStarted) => {
+                matches!(to, DeleteSegmentStarted | DeleteSegmentFinished)
+            }
             Some(DeleteSegmentFinished) => to == DeleteSegmentFinished,
         }
     }
@@ -242,7 +265,10 @@ impl PartitionDeleteState {
     }
 
     /// Kafka's `RemotePartitionDeleteState.isValidTransition`.
-    pub fn is_valid_transition(from: Option<PartitionDeleteState>, to: PartitionDeleteState) -> bool {
+    pub fn is_valid_transition(
+        from: Option<PartitionDeleteState>,
+        to: PartitionDeleteState,
+    ) -> bool {
         use PartitionDeleteState::*;
         match from {
             None => to == DeletePartitionMarked,
@@ -277,7 +303,14 @@ mod tests {
 
     #[test]
     fn uuid_parse_rejects_what_is_not_kafkas_form() {
-        for bad in ["", "abc", "ASNFZ4mrze_+3LqYdlQyEA", "ASNFZ4mrze_-3LqYdlQyEB", "ASNFZ4mrze_-3LqYdlQyEA=", "ASNFZ4mrze_-3LqYdlQyEA==="] {
+        for bad in [
+            "",
+            "abc",
+            "ASNFZ4mrze_+3LqYdlQyEA",
+            "ASNFZ4mrze_-3LqYdlQyEB",
+            "ASNFZ4mrze_-3LqYdlQyEA=",
+            "ASNFZ4mrze_-3LqYdlQyEA===",
+        ] {
             let e = Uuid::parse(bad).err();
             assert_eq!(e.map(|e| e.kind()), Some(ErrorKind::InvalidUuid), "{bad:?}");
         }
@@ -286,25 +319,71 @@ mod tests {
     #[test]
     fn transitions_match_kafka_table() {
         use SegmentState::*;
-        let allowed = |f: Option<SegmentState>| SegmentState::ALL.into_iter().filter(move |&t| SegmentState::is_valid_transition(f, t)).collect::<Vec<_>>();
+        let allowed = |f: Option<SegmentState>| {
+            SegmentState::ALL
+                .into_iter()
+                .filter(move |&t| SegmentState::is_valid_transition(f, t))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(allowed(None), vec![CopySegmentStarted]);
-        assert_eq!(allowed(Some(CopySegmentStarted)), vec![CopySegmentStarted, CopySegmentFinished, DeleteSegmentStarted]);
-        assert_eq!(allowed(Some(CopySegmentFinished)), vec![CopySegmentFinished, DeleteSegmentStarted]);
-        assert_eq!(allowed(Some(DeleteSegmentStarted)), vec![DeleteSegmentStarted, DeleteSegmentFinished]);
-        assert_eq!(allowed(Some(DeleteSegmentFinished)), vec![DeleteSegmentFinished]);
+        assert_eq!(
+            allowed(Some(CopySegmentStarted)),
+            vec![
+                CopySegmentStarted,
+                CopySegmentFinished,
+                DeleteSegmentStarted
+            ]
+        );
+        assert_eq!(
+            allowed(Some(CopySegmentFinished)),
+            vec![CopySegmentFinished, DeleteSegmentStarted]
+        );
+        assert_eq!(
+            allowed(Some(DeleteSegmentStarted)),
+            vec![DeleteSegmentStarted, DeleteSegmentFinished]
+        );
+        assert_eq!(
+            allowed(Some(DeleteSegmentFinished)),
+            vec![DeleteSegmentFinished]
+        );
         use PartitionDeleteState::*;
-        assert!(PartitionDeleteState::is_valid_transition(None, DeletePartitionMarked));
-        assert!(!PartitionDeleteState::is_valid_transition(None, DeletePartitionStarted));
-        assert!(PartitionDeleteState::is_valid_transition(Some(DeletePartitionMarked), DeletePartitionStarted));
-        assert!(!PartitionDeleteState::is_valid_transition(Some(DeletePartitionMarked), DeletePartitionFinished));
-        assert!(PartitionDeleteState::is_valid_transition(Some(DeletePartitionFinished), DeletePartitionFinished));
+        assert!(PartitionDeleteState::is_valid_transition(
+            None,
+            DeletePartitionMarked
+        ));
+        assert!(!PartitionDeleteState::is_valid_transition(
+            None,
+            DeletePartitionStarted
+        ));
+        assert!(PartitionDeleteState::is_valid_transition(
+            Some(DeletePartitionMarked),
+            DeletePartitionStarted
+        ));
+        assert!(!PartitionDeleteState::is_valid_transition(
+            Some(DeletePartitionMarked),
+            DeletePartitionFinished
+        ));
+        assert!(PartitionDeleteState::is_valid_transition(
+            Some(DeletePartitionFinished),
+            DeletePartitionFinished
+        ));
     }
 
     #[test]
     fn display_forms_match_kafka_to_string() {
-        let tip = TopicIdPartition { topic_id: Uuid::new(0x0123456789abcdef, 0xfedcba9876543210u64 as i64), topic: "foo".into(), partition: 0 };
+        let tip = TopicIdPartition {
+            topic_id: Uuid::new(0x0123456789abcdef, 0xfedcba9876543210u64 as i64),
+            topic: "foo".into(),
+            partition: 0,
+        };
         assert_eq!(tip.to_string(), "ASNFZ4mrze_-3LqYdlQyEA:foo-0");
-        let id = RemoteLogSegmentId { topic_id_partition: tip, id: Uuid::new(0x1111111111111111, 0x2222222222222222) };
-        assert_eq!(id.to_string(), "RemoteLogSegmentId{topicIdPartition=ASNFZ4mrze_-3LqYdlQyEA:foo-0, id=EREREREREREiIiIiIiIiIg}");
+        let id = RemoteLogSegmentId {
+            topic_id_partition: tip,
+            id: Uuid::new(0x1111111111111111, 0x2222222222222222),
+        };
+        assert_eq!(
+            id.to_string(),
+            "RemoteLogSegmentId{topicIdPartition=ASNFZ4mrze_-3LqYdlQyEA:foo-0, id=EREREREREREiIiIiIiIiIg}"
+        );
     }
 }

@@ -70,7 +70,10 @@ mod tests {
         assert_eq!(murmur2(b"foobar"), -790332482);
         assert_eq!(murmur2(b"a-little-bit-long-string"), -985981536);
         assert_eq!(murmur2(b"a-little-bit-longer-string"), -1486304829);
-        assert_eq!(murmur2(b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8"), -58897971);
+        assert_eq!(
+            murmur2(b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8"),
+            -58897971
+        );
         assert_eq!(murmur2(b"abc"), 479470107);
         assert_eq!(murmur2(b""), 275646681);
     }
@@ -78,8 +81,13 @@ mod tests {
     #[test]
     fn spec_worked_examples() {
         let id = Uuid::new(0x0123456789abcdef, 0xfedcba9876543210u64 as i64);
-        let got: Vec<_> = (0..3).filter_map(|p| metadata_partition(id, p, 50).ok()).collect();
+        let got: Vec<_> = (0..3)
+            .filter_map(|p| metadata_partition(id, p, 50).ok())
+            .collect();
         assert_eq!(got, vec![11, 2, 38]);
-        assert_eq!(metadata_partition(id, 0, 0).err().map(|e| e.kind()), Some(ErrorKind::InvalidArgument));
+        assert_eq!(
+            metadata_partition(id, 0, 0).err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidArgument)
+        );
     }
 }

@@ -189,6 +189,12 @@ pub struct Value<'a> {
 /// Decodes one record value. Fails, like Kafka, on a bad frame, an unknown api key, a version a
 /// nested struct cannot read, truncation, bad lengths and trailing bytes.
 pub fn decode_value(bytes: &[u8]) -> Result<Value<'_>> {
+    decode_value_canonical(bytes).map(|(v, _)| v)
+}
+
+/// Decodes like [`decode_value`] and also tells whether the bytes are exactly what Kafka's
+/// writer would produce for the value; then, and only then, [`Value::encode`] gives them back.
+pub fn decode_value_canonical(bytes: &[u8]) -> Result<(Value<'_>, bool)> {
     let mut r = Reader::new(bytes);
     let frame = header_number(&mut r, "frameVersion", ErrorKind::BadFrameVersion)?;
     if frame != FRAME_VERSION {
@@ -197,29 +203,47 @@ pub fn decode_value(bytes: &[u8]) -> Result<Value<'_>> {
         } else {
             format!("unknown frame version {frame} (only frame version 1 is supported)")
         };
-        return Err(Error::at(ErrorKind::BadFrameVersion, 0, "frameVersion", why));
+        return Err(Error::at(
+            ErrorKind::BadFrameVersion,
+            0,
+            "frameVersion",
+            why,
+        ));
     }
     let key_at = r.position();
     let api_key = header_number(&mut r, "apiKey", ErrorKind::UnknownApiKey)?;
     let version = header_number(&mut r, "version", ErrorKind::UnsupportedVersion)?;
     let api_key = ApiKey::from_id(api_key).ok_or_else(|| {
-        Error::at(ErrorKind::UnknownApiKey, key_at, "apiKey", format!("unknown metadata record api key {api_key}"))
+        Error::at(
+            ErrorKind::UnknownApiKey,
+            key_at,
+            "apiKey",
+            format!("unknown metadata record api key {api_key}"),
+        )
     })?;
     let record = match api_key {
         ApiKey::RemoteLogSegmentMetadata => Record::Segment(read_segment(&mut r, version)?),
         ApiKey::RemoteLogSegmentMetadataUpdate => Record::Update(read_update(&mut r, version)?),
-        ApiKey::RemotePartitionDeleteMetadata => Record::PartitionDelete(read_partition_delete(&mut r, version)?),
-        ApiKey::RemoteLogSegmentMetadataSnapshot => Record::Snapshot(read_snapshot(&mut r, version)?),
+        ApiKey::RemotePartitionDeleteMetadata => {
+            Record::PartitionDelete(read_partition_delete(&mut r, version)?)
+        }
+        ApiKey::RemoteLogSegmentMetadataSnapshot => {
+            Record::Snapshot(read_snapshot(&mut r, version)?)
+        }
     };
     if r.remaining() > 0 {
         return Err(Error::at(
             ErrorKind::TrailingBytes,
             r.position(),
             "",
-            format!("{} byte(s) of garbage after a complete {} value", r.remaining(), api_key.record_name()),
+            format!(
+                "{} byte(s) of garbage after a complete {} value",
+                r.remaining(),
+                api_key.record_name()
+            ),
         ));
     }
-    Ok(Value { version, record })
+    Ok((Value { version, record }, r.is_canonical()))
 }
 
 /// A frame header number: an unsigned varint read as Java's `int`, refused above 0x7fff and
@@ -228,12 +252,22 @@ fn header_number(r: &mut Reader<'_>, field: &str, too_large: ErrorKind) -> Resul
     let at = r.position();
     let v = r.uvarint(field)? as i32;
     if v > MAX_HEADER_VALUE {
-        return Err(Error::at(too_large, at, field, format!("value {v} for {field} is too large")));
+        return Err(Error::at(
+            too_large,
+            at,
+            field,
+            format!("value {v} for {field} is too large"),
+        ));
     }
     Ok(v as i16)
 }
 
-fn check_nested_version(r: &Reader<'_>, version: i16, field: &str, struct_name: &str) -> Result<()> {
+fn check_nested_version(
+    r: &Reader<'_>,
+    version: i16,
+    field: &str,
+    struct_name: &str,
+) -> Result<()> {
     if version > HIGHEST_VERSION {
         return Err(Error::at(
             ErrorKind::UnsupportedVersion,
@@ -246,7 +280,12 @@ fn check_nested_version(r: &Reader<'_>, version: i16, field: &str, struct_name: 
 }
 
 fn tag_not_valid(r: &Reader<'_>, tag: u32, version: i16, field: &str) -> Error {
-    Error::at(ErrorKind::UnsupportedVersion, r.position(), field, format!("tag {tag} is not valid for version {version}"))
+    Error::at(
+        ErrorKind::UnsupportedVersion,
+        r.position(),
+        field,
+        format!("tag {tag} is not valid for version {version}"),
+    )
 }
 
 /// Reads a tagged-field section. `known` reads a tag the schema defines (returning `Ok(true)`),
@@ -258,12 +297,27 @@ fn read_tags<'a>(
 ) -> Result<TaggedFields<'a>> {
     let count = r.uvarint(field)?;
     let mut unknown = Vec::new();
+    let mut prev: Option<u32> = None;
     for _ in 0..count {
         let tag = r.uvarint(field)?;
         let size = r.uvarint(field)?;
-        if !known(r, tag)? {
+        if prev.is_some_and(|p| tag <= p) {
+            r.mark_noncanonical();
+        }
+        prev = Some(tag);
+        let at = r.position();
+        if known(r, tag)? {
+            // Kafka reads a known tag with its own width whatever `size` says, and never
+            // writes a default value.
+            if r.position() - at != size as usize {
+                r.mark_noncanonical();
+            }
+        } else {
             let data = r.tagged_data(size, field)?;
-            unknown.push(RawTaggedField { tag, data: Cow::Borrowed(data) });
+            unknown.push(RawTaggedField {
+                tag,
+                data: Cow::Borrowed(data),
+            });
         }
     }
     Ok(unknown)
@@ -273,22 +327,36 @@ fn no_known_tags(_: &mut Reader<'_>, _: u32) -> Result<bool> {
     Ok(false)
 }
 
-fn read_topic_id_partition<'a>(r: &mut Reader<'a>, version: i16, path: &str) -> Result<TopicIdPartitionEntry<'a>> {
+fn read_topic_id_partition<'a>(
+    r: &mut Reader<'a>,
+    version: i16,
+    path: &str,
+) -> Result<TopicIdPartitionEntry<'a>> {
     check_nested_version(r, version, path, "TopicIdPartitionEntry")?;
     let name = r.compact_str(&format_path(path, "name"))?;
     let id = r.uuid(&format_path(path, "id"))?;
     let partition = r.i32(&format_path(path, "partition"))?;
     let unknown_tagged_fields = read_tags(r, &format_path(path, "_tags"), no_known_tags)?;
-    Ok(TopicIdPartitionEntry { name: Cow::Borrowed(name), id, partition, unknown_tagged_fields })
+    Ok(TopicIdPartitionEntry {
+        name: Cow::Borrowed(name),
+        id,
+        partition,
+        unknown_tagged_fields,
+    })
 }
 
 fn read_segment_id<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentIdEntry<'a>> {
     const P: &str = "remoteLogSegmentId";
     check_nested_version(r, version, P, "RemoteLogSegmentIdEntry")?;
-    let topic_id_partition = read_topic_id_partition(r, version, "remoteLogSegmentId.topicIdPartition")?;
+    let topic_id_partition =
+        read_topic_id_partition(r, version, "remoteLogSegmentId.topicIdPartition")?;
     let id = r.uuid("remoteLogSegmentId.id")?;
     let unknown_tagged_fields = read_tags(r, "remoteLogSegmentId._tags", no_known_tags)?;
-    Ok(SegmentIdEntry { topic_id_partition, id, unknown_tagged_fields })
+    Ok(SegmentIdEntry {
+        topic_id_partition,
+        id,
+        unknown_tagged_fields,
+    })
 }
 
 fn read_epochs<'a>(r: &mut Reader<'a>, version: i16) -> Result<Vec<LeaderEpochEntry<'a>>> {
@@ -301,26 +369,40 @@ fn read_epochs<'a>(r: &mut Reader<'a>, version: i16) -> Result<Vec<LeaderEpochEn
         let leader_epoch = r.i32("segmentLeaderEpochs.leaderEpoch")?;
         let offset = r.i64("segmentLeaderEpochs.offset")?;
         let unknown_tagged_fields = read_tags(r, "segmentLeaderEpochs._tags", no_known_tags)?;
-        out.push(LeaderEpochEntry { leader_epoch, offset, unknown_tagged_fields });
+        out.push(LeaderEpochEntry {
+            leader_epoch,
+            offset,
+            unknown_tagged_fields,
+        });
     }
     Ok(out)
 }
 
 fn custom_metadata<'a>(r: &mut Reader<'a>) -> Result<Option<Cow<'a, [u8]>>> {
-    Ok(r.compact_nullable_bytes("customMetadata")?.map(Cow::Borrowed))
+    Ok(r.compact_nullable_bytes("customMetadata")?
+        .map(Cow::Borrowed))
 }
 
 /// The tag section shared by segment and snapshot records: tag 0 `txnIndexEmpty` (every
 /// version), tag 1 `brokerLeaderEpoch` (version 1 and up).
-fn read_segment_tags<'a>(r: &mut Reader<'a>, version: i16) -> Result<(bool, i32, TaggedFields<'a>)> {
+fn read_segment_tags<'a>(
+    r: &mut Reader<'a>,
+    version: i16,
+) -> Result<(bool, i32, TaggedFields<'a>)> {
     let (mut txn_index_empty, mut broker_leader_epoch) = (false, 0);
     let unknown = read_tags(r, "_tags", |r, tag| match tag {
         0 => {
             txn_index_empty = r.bool("txnIndexEmpty")?;
+            if !txn_index_empty {
+                r.mark_noncanonical();
+            }
             Ok(true)
         }
         1 if version >= 1 => {
             broker_leader_epoch = r.i32("brokerLeaderEpoch")?;
+            if broker_leader_epoch == 0 {
+                r.mark_noncanonical();
+            }
             Ok(true)
         }
         1 => Err(tag_not_valid(r, tag, version, "brokerLeaderEpoch")),
@@ -331,18 +413,35 @@ fn read_segment_tags<'a>(r: &mut Reader<'a>, version: i16) -> Result<(bool, i32,
 
 /// The tag section of update and partition-delete records: tag 0 `brokerLeaderEpoch` and tag 1
 /// `endOffset`, both from version 1, with the record's own defaults.
-fn read_update_tags<'a>(r: &mut Reader<'a>, version: i16, defaults: (i32, i64)) -> Result<(i32, i64, TaggedFields<'a>)> {
+fn read_update_tags<'a>(
+    r: &mut Reader<'a>,
+    version: i16,
+    defaults: (i32, i64),
+) -> Result<(i32, i64, TaggedFields<'a>)> {
     let (mut epoch, mut end) = defaults;
     let unknown = read_tags(r, "_tags", |r, tag| match tag {
-        0 | 1 if version < 1 => {
-            Err(tag_not_valid(r, tag, version, if tag == 0 { "brokerLeaderEpoch" } else { "endOffset" }))
-        }
+        0 | 1 if version < 1 => Err(tag_not_valid(
+            r,
+            tag,
+            version,
+            if tag == 0 {
+                "brokerLeaderEpoch"
+            } else {
+                "endOffset"
+            },
+        )),
         0 => {
             epoch = r.i32("brokerLeaderEpoch")?;
+            if epoch == defaults.0 {
+                r.mark_noncanonical();
+            }
             Ok(true)
         }
         1 => {
             end = r.i64("endOffset")?;
+            if end == defaults.1 {
+                r.mark_noncanonical();
+            }
             Ok(true)
         }
         _ => Ok(false),
@@ -361,7 +460,8 @@ fn read_segment<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentMetadataR
     let segment_size_in_bytes = r.i32("segmentSizeInBytes")?;
     let custom_metadata = custom_metadata(r)?;
     let remote_log_segment_state = r.i8("remoteLogSegmentState")?;
-    let (txn_index_empty, broker_leader_epoch, unknown_tagged_fields) = read_segment_tags(r, version)?;
+    let (txn_index_empty, broker_leader_epoch, unknown_tagged_fields) =
+        read_segment_tags(r, version)?;
     Ok(SegmentMetadataRecord {
         remote_log_segment_id,
         start_offset,
@@ -385,7 +485,8 @@ fn read_update<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentMetadataUp
     let event_timestamp_ms = r.i64("eventTimestampMs")?;
     let custom_metadata = custom_metadata(r)?;
     let remote_log_segment_state = r.i8("remoteLogSegmentState")?;
-    let (broker_leader_epoch, end_offset, unknown_tagged_fields) = read_update_tags(r, version, UPDATE_TAG_DEFAULTS)?;
+    let (broker_leader_epoch, end_offset, unknown_tagged_fields) =
+        read_update_tags(r, version, UPDATE_TAG_DEFAULTS)?;
     Ok(SegmentMetadataUpdateRecord {
         remote_log_segment_id,
         broker_id,
@@ -398,7 +499,10 @@ fn read_update<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentMetadataUp
     })
 }
 
-fn read_partition_delete<'a>(r: &mut Reader<'a>, version: i16) -> Result<PartitionDeleteMetadataRecord<'a>> {
+fn read_partition_delete<'a>(
+    r: &mut Reader<'a>,
+    version: i16,
+) -> Result<PartitionDeleteMetadataRecord<'a>> {
     let topic_id_partition = read_topic_id_partition(r, version, "topicIdPartition")?;
     let broker_id = r.i32("brokerId")?;
     let event_timestamp_ms = r.i64("eventTimestampMs")?;
@@ -416,7 +520,10 @@ fn read_partition_delete<'a>(r: &mut Reader<'a>, version: i16) -> Result<Partiti
     })
 }
 
-fn read_snapshot<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentMetadataSnapshotRecord<'a>> {
+fn read_snapshot<'a>(
+    r: &mut Reader<'a>,
+    version: i16,
+) -> Result<SegmentMetadataSnapshotRecord<'a>> {
     let segment_id = r.uuid("segmentId")?;
     let start_offset = r.i64("startOffset")?;
     let end_offset = r.i64("endOffset")?;
@@ -427,7 +534,8 @@ fn read_snapshot<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentMetadata
     let segment_size_in_bytes = r.i32("segmentSizeInBytes")?;
     let custom_metadata = custom_metadata(r)?;
     let remote_log_segment_state = r.i8("remoteLogSegmentState")?;
-    let (txn_index_empty, broker_leader_epoch, unknown_tagged_fields) = read_segment_tags(r, version)?;
+    let (txn_index_empty, broker_leader_epoch, unknown_tagged_fields) =
+        read_segment_tags(r, version)?;
     Ok(SegmentMetadataSnapshotRecord {
         segment_id,
         start_offset,
@@ -471,7 +579,11 @@ impl KnownTag {
         KnownTag { tag, data, len: 4 }
     }
     fn i64(tag: u32, v: i64) -> KnownTag {
-        KnownTag { tag, data: v.to_be_bytes(), len: 8 }
+        KnownTag {
+            tag,
+            data: v.to_be_bytes(),
+            len: 8,
+        }
     }
     fn bool(tag: u32, v: bool) -> KnownTag {
         let mut data = [0u8; 8];
@@ -483,21 +595,34 @@ impl KnownTag {
 /// Writes a tagged-field section: known non-default fields and unknown fields merged in
 /// ascending tag order. Like Kafka's raw-tag writer, unknown tags must be strictly ascending and
 /// must not reuse a tag the schema defines.
-fn write_tags(w: &mut Writer, known: &[KnownTag], defined: &[u32], unknown: &[RawTaggedField<'_>], field: &str) -> Result<()> {
+fn write_tags(
+    w: &mut Writer,
+    known: &[KnownTag],
+    defined: &[u32],
+    unknown: &[RawTaggedField<'_>],
+    field: &str,
+) -> Result<()> {
     let mut prev: Option<u32> = None;
     for u in unknown {
         if prev.is_some_and(|p| u.tag <= p) {
             return Err(Error::field(
                 ErrorKind::InvalidArgument,
                 field,
-                format!("unknown tagged fields must be in ascending tag order; tag {} follows {}", u.tag, prev.unwrap_or(0)),
+                format!(
+                    "unknown tagged fields must be in ascending tag order; tag {} follows {}",
+                    u.tag,
+                    prev.unwrap_or(0)
+                ),
             ));
         }
         if defined.contains(&u.tag) {
             return Err(Error::field(
                 ErrorKind::InvalidArgument,
                 field,
-                format!("tag {} is defined by the schema and cannot be an unknown tagged field", u.tag),
+                format!(
+                    "tag {} is defined by the schema and cannot be an unknown tagged field",
+                    u.tag
+                ),
             ));
         }
         prev = Some(u.tag);
@@ -524,7 +649,9 @@ fn write_tags(w: &mut Writer, known: &[KnownTag], defined: &[u32], unknown: &[Ra
             let len = u32::try_from(t.data.len())
                 .ok()
                 .filter(|&n| n <= i32::MAX as u32)
-                .ok_or_else(|| Error::field(ErrorKind::InvalidLength, field, "tagged field too long"))?;
+                .ok_or_else(|| {
+                    Error::field(ErrorKind::InvalidLength, field, "tagged field too long")
+                })?;
             w.uvarint(t.tag);
             w.uvarint(len);
             w.bytes(&t.data);
@@ -534,17 +661,30 @@ fn write_tags(w: &mut Writer, known: &[KnownTag], defined: &[u32], unknown: &[Ra
 }
 
 fn non_default_at(version: i16, field: &str) -> Error {
-    Error::field(ErrorKind::UnsupportedVersion, field, format!("attempted to write a non-default {field} at version {version}"))
+    Error::field(
+        ErrorKind::UnsupportedVersion,
+        field,
+        format!("attempted to write a non-default {field} at version {version}"),
+    )
 }
 
 fn check_nested_write(version: i16, field: &str, struct_name: &str) -> Result<()> {
     if version > HIGHEST_VERSION {
-        return Err(Error::field(ErrorKind::UnsupportedVersion, field, format!("can't size version {version} of {struct_name}")));
+        return Err(Error::field(
+            ErrorKind::UnsupportedVersion,
+            field,
+            format!("can't size version {version} of {struct_name}"),
+        ));
     }
     Ok(())
 }
 
-fn write_topic_id_partition(w: &mut Writer, t: &TopicIdPartitionEntry<'_>, version: i16, path: &str) -> Result<()> {
+fn write_topic_id_partition(
+    w: &mut Writer,
+    t: &TopicIdPartitionEntry<'_>,
+    version: i16,
+    path: &str,
+) -> Result<()> {
     check_nested_write(version, path, "TopicIdPartitionEntry")?;
     w.compact_str(&t.name, &format_path(path, "name"))?;
     w.uuid(t.id);
@@ -554,7 +694,12 @@ fn write_topic_id_partition(w: &mut Writer, t: &TopicIdPartitionEntry<'_>, versi
 
 fn write_segment_id(w: &mut Writer, s: &SegmentIdEntry<'_>, version: i16) -> Result<()> {
     check_nested_write(version, "remoteLogSegmentId", "RemoteLogSegmentIdEntry")?;
-    write_topic_id_partition(w, &s.topic_id_partition, version, "remoteLogSegmentId.topicIdPartition")?;
+    write_topic_id_partition(
+        w,
+        &s.topic_id_partition,
+        version,
+        "remoteLogSegmentId.topicIdPartition",
+    )?;
     w.uuid(s.id);
     write_tags(w, &[], &[], &s.unknown_tagged_fields, "remoteLogSegmentId")
 }
@@ -571,7 +716,11 @@ fn write_epochs(w: &mut Writer, epochs: &[LeaderEpochEntry<'_>], version: i16) -
 }
 
 /// Known tags of segment and snapshot records at `version`.
-fn segment_tags(version: i16, txn_index_empty: bool, broker_leader_epoch: i32) -> Result<Vec<KnownTag>> {
+fn segment_tags(
+    version: i16,
+    txn_index_empty: bool,
+    broker_leader_epoch: i32,
+) -> Result<Vec<KnownTag>> {
     let mut known = Vec::with_capacity(2);
     if txn_index_empty {
         known.push(KnownTag::bool(0, true));
@@ -638,7 +787,12 @@ impl Value<'_> {
                 w.i64(u.event_timestamp_ms);
                 w.compact_nullable_bytes(u.custom_metadata.as_deref(), "customMetadata")?;
                 w.i8(u.remote_log_segment_state);
-                let known = update_tags(version, u.broker_leader_epoch, u.end_offset, UPDATE_TAG_DEFAULTS)?;
+                let known = update_tags(
+                    version,
+                    u.broker_leader_epoch,
+                    u.end_offset,
+                    UPDATE_TAG_DEFAULTS,
+                )?;
                 write_tags(w, &known, &[0, 1], &u.unknown_tagged_fields, "")
             }
             Record::PartitionDelete(d) => {
@@ -646,7 +800,12 @@ impl Value<'_> {
                 w.i32(d.broker_id);
                 w.i64(d.event_timestamp_ms);
                 w.i8(d.remote_partition_delete_state);
-                let known = update_tags(version, d.broker_leader_epoch, d.end_offset, PARTITION_DELETE_TAG_DEFAULTS)?;
+                let known = update_tags(
+                    version,
+                    d.broker_leader_epoch,
+                    d.end_offset,
+                    PARTITION_DELETE_TAG_DEFAULTS,
+                )?;
                 write_tags(w, &known, &[0, 1], &d.unknown_tagged_fields, "")
             }
             Record::Snapshot(s) => {
@@ -676,28 +835,50 @@ impl Value<'_> {
     /// of at least 0, an end offset not below it and at least one leader epoch. A value failing
     /// here decodes but would stop a broker's metadata consumer.
     pub fn validate(&self) -> Result<()> {
-        let invalid = |field: &str, msg: String| Err(Error::field(ErrorKind::InvalidRecord, field, msg));
+        let invalid =
+            |field: &str, msg: String| Err(Error::field(ErrorKind::InvalidRecord, field, msg));
         let state_ok = |id: i8| crate::model::SegmentState::from_id(id).is_some();
         match &self.record {
             Record::Segment(s) => {
                 if !state_ok(s.remote_log_segment_state) {
-                    return invalid("remoteLogSegmentState", format!("unknown segment state id {}", s.remote_log_segment_state));
+                    return invalid(
+                        "remoteLogSegmentState",
+                        format!("unknown segment state id {}", s.remote_log_segment_state),
+                    );
                 }
-                check_offsets_and_epochs(s.start_offset, s.end_offset, s.segment_leader_epochs.len())
+                check_offsets_and_epochs(
+                    s.start_offset,
+                    s.end_offset,
+                    s.segment_leader_epochs.len(),
+                )
             }
             Record::Snapshot(s) => {
                 if !state_ok(s.remote_log_segment_state) {
-                    return invalid("remoteLogSegmentState", format!("unknown segment state id {}", s.remote_log_segment_state));
+                    return invalid(
+                        "remoteLogSegmentState",
+                        format!("unknown segment state id {}", s.remote_log_segment_state),
+                    );
                 }
-                check_offsets_and_epochs(s.start_offset, s.end_offset, s.segment_leader_epochs.len())
+                check_offsets_and_epochs(
+                    s.start_offset,
+                    s.end_offset,
+                    s.segment_leader_epochs.len(),
+                )
             }
-            Record::Update(u) if !state_ok(u.remote_log_segment_state) => {
-                invalid("remoteLogSegmentState", format!("unknown segment state id {}", u.remote_log_segment_state))
-            }
-            Record::PartitionDelete(d) if crate::model::PartitionDeleteState::from_id(d.remote_partition_delete_state).is_none() => {
+            Record::Update(u) if !state_ok(u.remote_log_segment_state) => invalid(
+                "remoteLogSegmentState",
+                format!("unknown segment state id {}", u.remote_log_segment_state),
+            ),
+            Record::PartitionDelete(d)
+                if crate::model::PartitionDeleteState::from_id(d.remote_partition_delete_state)
+                    .is_none() =>
+            {
                 invalid(
                     "remotePartitionDeleteState",
-                    format!("unknown partition delete state id {}", d.remote_partition_delete_state),
+                    format!(
+                        "unknown partition delete state id {}",
+                        d.remote_partition_delete_state
+                    ),
                 )
             }
             _ => Ok(()),
@@ -705,15 +886,28 @@ impl Value<'_> {
     }
 }
 
-fn check_offsets_and_epochs(start: i64, end: i64, epochs: usize) -> Result<()> {
+/// Kafka's `RemoteLogSegmentMetadata` constructor checks.
+pub(crate) fn check_offsets_and_epochs(start: i64, end: i64, epochs: usize) -> Result<()> {
     if start < 0 {
-        return Err(Error::field(ErrorKind::InvalidRecord, "startOffset", format!("start offset {start} is negative")));
+        return Err(Error::field(
+            ErrorKind::InvalidRecord,
+            "startOffset",
+            format!("start offset {start} is negative"),
+        ));
     }
     if end < start {
-        return Err(Error::field(ErrorKind::InvalidRecord, "endOffset", format!("end offset {end} is below start offset {start}")));
+        return Err(Error::field(
+            ErrorKind::InvalidRecord,
+            "endOffset",
+            format!("end offset {end} is below start offset {start}"),
+        ));
     }
     if epochs == 0 {
-        return Err(Error::field(ErrorKind::InvalidRecord, "segmentLeaderEpochs", "a segment needs at least one leader epoch"));
+        return Err(Error::field(
+            ErrorKind::InvalidRecord,
+            "segmentLeaderEpochs",
+            "a segment needs at least one leader epoch",
+        ));
     }
     Ok(())
 }
@@ -814,7 +1008,10 @@ impl Value<'_> {
                 unknown_tagged_fields: owned_tags(s.unknown_tagged_fields),
             }),
         };
-        Value { version: self.version, record }
+        Value {
+            version: self.version,
+            record,
+        }
     }
 }
 
@@ -823,19 +1020,30 @@ mod tests {
     use super::*;
 
     fn hex(s: &str) -> Vec<u8> {
-        (0..s.len()).step_by(2).filter_map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+        (0..s.len())
+            .step_by(2)
+            .filter_map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+            .collect()
     }
 
     /// Spec §1.3: RemotePartitionDeleteMetadata (MARKED, brokerId 1), 42 bytes.
     #[test]
     fn partition_delete_worked_example() {
-        let bytes = hex("010200" /* frame, key, version */.to_owned().as_str())
-            .into_iter()
-            .chain(hex("04666f6f0123456789abcdeffedcba98765432100000000000000000010000018bcfe568000000"))
-            .collect::<Vec<_>>();
+        let bytes = hex("010200" /* frame, key, version */
+            .to_owned()
+            .as_str())
+        .into_iter()
+        .chain(hex(
+            "04666f6f0123456789abcdeffedcba98765432100000000000000000010000018bcfe568000000",
+        ))
+        .collect::<Vec<_>>();
         assert_eq!(bytes.len(), 42);
         let v = decode_value(&bytes);
-        let Ok(Value { version: 0, record: Record::PartitionDelete(d) }) = &v else {
+        let Ok(Value {
+            version: 0,
+            record: Record::PartitionDelete(d),
+        }) = &v
+        else {
             unreachable!("decoded {v:?}")
         };
         assert_eq!(d.topic_id_partition.name, "foo");
@@ -874,7 +1082,10 @@ mod tests {
         assert_eq!(decode_value(&b).ok(), Some(v.clone()));
         let mut v0 = v;
         v0.version = 0;
-        assert_eq!(v0.encode().err().map(|e| e.kind()), Some(ErrorKind::UnsupportedVersion));
+        assert_eq!(
+            v0.encode().err().map(|e| e.kind()),
+            Some(ErrorKind::UnsupportedVersion)
+        );
     }
 
     #[test]

@@ -15,15 +15,34 @@ use crate::model::Uuid;
 pub const MAX_STRING_LEN: usize = 0x7fff;
 
 /// A cursor over input bytes. Borrowed data (strings, bytes) is returned without copying.
+///
+/// It also notes whether the input was written the way Kafka writes (minimal varints, bools as
+/// 0 or 1, ...): Kafka's reader accepts other spellings, and only canonical input re-encodes to
+/// the same bytes.
 #[derive(Clone, Debug)]
 pub struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
+    canonical: bool,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(buf: &'a [u8]) -> Reader<'a> {
-        Reader { buf, pos: 0 }
+        Reader {
+            buf,
+            pos: 0,
+            canonical: true,
+        }
+    }
+
+    /// False once anything was read in a form Kafka's writer would not produce.
+    pub fn is_canonical(&self) -> bool {
+        self.canonical
+    }
+
+    /// Notes that the input is accepted but not in Kafka's own spelling.
+    pub fn mark_noncanonical(&mut self) {
+        self.canonical = false;
     }
 
     /// Bytes consumed so far (the offset of the next read).
@@ -69,7 +88,11 @@ impl<'a> Reader<'a> {
 
     /// Kafka reads a bool as "any non-zero byte is true".
     pub fn bool(&mut self, field: &str) -> Result<bool> {
-        Ok(self.i8(field)? != 0)
+        let b = self.i8(field)?;
+        if b != 0 && b != 1 {
+            self.canonical = false;
+        }
+        Ok(b != 0)
     }
 
     pub fn i32(&mut self, field: &str) -> Result<i32> {
@@ -98,6 +121,9 @@ impl<'a> Reader<'a> {
             self.pos += 1;
             value |= u32::from(b & 0x7f).wrapping_shl(shift);
             if b & 0x80 == 0 {
+                if self.pos - start != uvarint_len(value) || (shift == 28 && b > 0x0f) {
+                    self.canonical = false;
+                }
                 return Ok(value);
             }
             shift += 7;
@@ -177,7 +203,10 @@ impl<'a> Reader<'a> {
                 ErrorKind::Truncated,
                 at,
                 field,
-                format!("array of {n} element(s) but only {} byte(s) left", self.remaining()),
+                format!(
+                    "array of {n} element(s) but only {} byte(s) left",
+                    self.remaining()
+                ),
             )),
             Some(n) => Ok(n),
         }
@@ -208,7 +237,10 @@ pub struct RawTaggedField<'a> {
 
 impl RawTaggedField<'_> {
     pub fn into_owned(self) -> RawTaggedField<'static> {
-        RawTaggedField { tag: self.tag, data: Cow::Owned(self.data.into_owned()) }
+        RawTaggedField {
+            tag: self.tag,
+            data: Cow::Owned(self.data.into_owned()),
+        }
     }
 }
 
@@ -231,7 +263,9 @@ pub struct Writer {
 
 impl Writer {
     pub fn with_capacity(n: usize) -> Writer {
-        Writer { buf: Vec::with_capacity(n) }
+        Writer {
+            buf: Vec::with_capacity(n),
+        }
     }
 
     pub fn into_bytes(self) -> Vec<u8> {
@@ -284,7 +318,10 @@ impl Writer {
             return Err(Error::field(
                 ErrorKind::InvalidLength,
                 field,
-                format!("string of {} bytes is too long to be serialized (at most {MAX_STRING_LEN})", s.len()),
+                format!(
+                    "string of {} bytes is too long to be serialized (at most {MAX_STRING_LEN})",
+                    s.len()
+                ),
             ));
         }
         self.uvarint(s.len() as u32 + 1);
@@ -299,7 +336,9 @@ impl Writer {
                 let n = u32::try_from(b.len())
                     .ok()
                     .filter(|&n| n < i32::MAX as u32)
-                    .ok_or_else(|| Error::field(ErrorKind::InvalidLength, field, "bytes too long"))?;
+                    .ok_or_else(|| {
+                        Error::field(ErrorKind::InvalidLength, field, "bytes too long")
+                    })?;
                 self.uvarint(n + 1);
                 self.bytes(b);
             }
@@ -340,7 +379,9 @@ mod tests {
             assert_eq!(r.uvarint("x").ok(), Some(*want), "{bytes:02x?}");
             assert_eq!(r.remaining(), 0);
         }
-        let err = Reader::new(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01]).uvarint("x").err();
+        let err = Reader::new(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x01])
+            .uvarint("x")
+            .err();
         assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::InvalidVarint));
         let err = Reader::new(&[0x80]).uvarint("x").err();
         assert_eq!(err.map(|e| e.kind()), Some(ErrorKind::Truncated));
@@ -348,7 +389,19 @@ mod tests {
 
     #[test]
     fn uvarint_writer_is_canonical_and_sized() {
-        for v in [0u32, 1, 127, 128, 16383, 16384, 0x1f_ffff, 0x20_0000, 0xfff_ffff, 0x1000_0000, u32::MAX] {
+        for v in [
+            0u32,
+            1,
+            127,
+            128,
+            16383,
+            16384,
+            0x1f_ffff,
+            0x20_0000,
+            0xfff_ffff,
+            0x1000_0000,
+            u32::MAX,
+        ] {
             let mut w = Writer::default();
             w.uvarint(v);
             let b = w.into_bytes();
@@ -360,14 +413,22 @@ mod tests {
     #[test]
     fn compact_lengths_follow_java_int_arithmetic() {
         // 0 is null; 0x80000000 wraps to Integer.MAX_VALUE after "- 1" and is too long.
-        assert_eq!(Reader::new(&[0x00]).compact_nullable_bytes("b").ok(), Some(None));
-        let e = Reader::new(&[0x80, 0x80, 0x80, 0x80, 0x08]).compact_nullable_bytes("b").err();
+        assert_eq!(
+            Reader::new(&[0x00]).compact_nullable_bytes("b").ok(),
+            Some(None)
+        );
+        let e = Reader::new(&[0x80, 0x80, 0x80, 0x80, 0x08])
+            .compact_nullable_bytes("b")
+            .err();
         assert_eq!(e.map(|e| e.kind()), Some(ErrorKind::Truncated));
         let e = Reader::new(&[0x00]).compact_str("name").err();
         assert_eq!(e.map(|e| e.kind()), Some(ErrorKind::InvalidLength));
         let e = Reader::new(&[0x81, 0x80, 0x02]).compact_str("name").err();
         assert_eq!(e.map(|e| e.kind()), Some(ErrorKind::InvalidLength));
         let e = Reader::new(&[0x0b, 0x00]).compact_array_len("a").err();
-        assert_eq!(e.map(|e| (e.kind(), e.offset())), Some((ErrorKind::Truncated, Some(0))));
+        assert_eq!(
+            e.map(|e| (e.kind(), e.offset())),
+            Some((ErrorKind::Truncated, Some(0)))
+        );
     }
 }

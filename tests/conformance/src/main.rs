@@ -5,6 +5,7 @@
 //! by rlmeta, for Kafka's own deserializer to check (tests/interop DecodeCheck).
 
 mod cases;
+mod replay;
 mod sample;
 
 use std::process::ExitCode;
@@ -20,7 +21,9 @@ fn main() -> ExitCode {
     let verbose = args.iter().any(|a| a == "-v" || a == "--verbose");
     let files: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     if files.is_empty() {
-        eprintln!("usage: rlmeta-conformance [-v] FILE...   |   rlmeta-conformance --sample N SEED");
+        eprintln!(
+            "usage: rlmeta-conformance [-v] FILE...   |   rlmeta-conformance --sample N SEED"
+        );
         return ExitCode::from(2);
     }
     let mut tally = cases::Tally::default();
@@ -31,5 +34,9 @@ fn main() -> ExitCode {
         println!("  {kind}: {n} case(s)");
     }
     println!("{} passed, {} failed", tally.passed, tally.failed);
-    if tally.failed > 0 || tally.passed == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS }
+    if tally.failed > 0 || tally.passed == 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }

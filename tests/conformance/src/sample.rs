@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use rlmeta::json::{record_to_json, to_hex};
 use rlmeta::model::Uuid;
 use rlmeta::record::{
-    LeaderEpochEntry, PartitionDeleteMetadataRecord, Record, SegmentIdEntry, SegmentMetadataRecord, SegmentMetadataUpdateRecord,
-    TopicIdPartitionEntry, Value,
+    LeaderEpochEntry, PartitionDeleteMetadataRecord, Record, SegmentIdEntry, SegmentMetadataRecord,
+    SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
 };
 use serde_json::json;
 
@@ -44,21 +44,34 @@ impl Rng {
     }
     fn name(&mut self) -> String {
         const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
-        let len = if self.below(10) == 0 { 249 } else { 1 + self.below(40) as usize };
-        (0..len).map(|_| char::from(CHARS[self.below(CHARS.len() as u64) as usize])).collect()
+        let len = if self.below(10) == 0 {
+            249
+        } else {
+            1 + self.below(40) as usize
+        };
+        (0..len)
+            .map(|_| char::from(CHARS[self.below(CHARS.len() as u64) as usize]))
+            .collect()
     }
     fn bytes(&mut self) -> Option<Cow<'static, [u8]>> {
         match self.below(4) {
             0 => None,
             1 => Some(Cow::Owned(Vec::new())),
-            _ => Some(Cow::Owned((0..self.below(300)).map(|_| self.next() as u8).collect())),
+            _ => Some(Cow::Owned(
+                (0..self.below(300)).map(|_| self.next() as u8).collect(),
+            )),
         }
     }
 }
 
 fn segment_id(rng: &mut Rng) -> SegmentIdEntry<'static> {
     SegmentIdEntry {
-        topic_id_partition: TopicIdPartitionEntry { name: rng.name().into(), id: rng.uuid(), partition: rng.i32(), unknown_tagged_fields: vec![] },
+        topic_id_partition: TopicIdPartitionEntry {
+            name: rng.name().into(),
+            id: rng.uuid(),
+            partition: rng.i32(),
+            unknown_tagged_fields: vec![],
+        },
         id: rng.uuid(),
         unknown_tagged_fields: vec![],
     }
@@ -77,7 +90,11 @@ fn random_value(rng: &mut Rng) -> Value<'static> {
                 max_timestamp_ms: rng.i64(),
                 event_timestamp_ms: rng.i64(),
                 segment_leader_epochs: (0..1 + rng.below(6))
-                    .map(|i| LeaderEpochEntry { leader_epoch: i as i32 * 3, offset: start.saturating_add(i as i64 * 10), unknown_tagged_fields: vec![] })
+                    .map(|i| LeaderEpochEntry {
+                        leader_epoch: i as i32 * 3,
+                        offset: start.saturating_add(i as i64 * 10),
+                        unknown_tagged_fields: vec![],
+                    })
                     .collect(),
                 segment_size_in_bytes: rng.i32(),
                 custom_metadata: rng.bytes(),
@@ -98,7 +115,12 @@ fn random_value(rng: &mut Rng) -> Value<'static> {
             unknown_tagged_fields: vec![],
         }),
         _ => Record::PartitionDelete(PartitionDeleteMetadataRecord {
-            topic_id_partition: TopicIdPartitionEntry { name: rng.name().into(), id: rng.uuid(), partition: rng.i32(), unknown_tagged_fields: vec![] },
+            topic_id_partition: TopicIdPartitionEntry {
+                name: rng.name().into(),
+                id: rng.uuid(),
+                partition: rng.i32(),
+                unknown_tagged_fields: vec![],
+            },
             broker_id: rng.i32(),
             event_timestamp_ms: rng.i64(),
             remote_partition_delete_state: rng.below(3) as i8,

@@ -1,0 +1,15 @@
+//! Kafka's cache of remote segment metadata, rebuilt by replaying `__remote_log_metadata`.
+//!
+//! - `epoch`: one leader epoch's state (Kafka's `RemoteLogLeaderEpochState`).
+//! - `partition`: one user partition (Kafka's `RemoteLogMetadataCache`).
+//! - `store`: all user partitions of a metadata partition, fed `(offset, key, value)` records.
+
+mod epoch;
+mod partition;
+mod store;
+
+pub use partition::{Dropped, PartitionCache, SegmentMetadata, SegmentUpdate};
+pub use store::{Applied, Orphan, PartitionDelete, Skip, Store};
+
+#[cfg(test)]
+mod tests;

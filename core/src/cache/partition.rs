@@ -1,0 +1,303 @@
+//! One user partition's remote segments: Kafka's `RemoteLogMetadataCache` (spec §6.2).
+//!
+//! Owns: the latest metadata of every segment not yet DELETE_SEGMENT_FINISHED, the per-epoch
+//! states, the initialized flag, and every query Kafka's cache answers, answered as Kafka does.
+//! Never: decoding, keys, or decisions about what to write.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::epoch::EpochState;
+use crate::error::{Error, ErrorKind, Result};
+use crate::model::{SegmentState, Uuid};
+use crate::record::{SegmentMetadataRecord, SegmentMetadataUpdateRecord};
+
+/// A segment's metadata as the cache keeps it (Kafka's `RemoteLogSegmentMetadata`, without the
+/// partition, which the cache already knows).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentMetadata {
+    pub id: Uuid,
+    pub start_offset: i64,
+    pub end_offset: i64,
+    pub broker_id: i32,
+    pub max_timestamp_ms: i64,
+    pub event_timestamp_ms: i64,
+    /// Leader epoch -> first offset, ascending by epoch (duplicate epochs: the last one wins).
+    pub leader_epochs: Vec<(i32, i64)>,
+    pub segment_size_in_bytes: i32,
+    pub custom_metadata: Option<Vec<u8>>,
+    pub state: SegmentState,
+    pub txn_index_empty: bool,
+    /// The leader epoch of the broker that wrote the segment record (KIP-1266; 0 at version 0).
+    pub broker_leader_epoch: i32,
+}
+
+impl SegmentMetadata {
+    /// The metadata of a segment record, checked as Kafka's transform checks it.
+    pub fn from_record(r: &SegmentMetadataRecord<'_>) -> Result<SegmentMetadata> {
+        let state = SegmentState::from_id(r.remote_log_segment_state).ok_or_else(|| {
+            Error::field(
+                ErrorKind::InvalidRecord,
+                "remoteLogSegmentState",
+                format!("unknown state id {}", r.remote_log_segment_state),
+            )
+        })?;
+        let mut epochs = BTreeMap::new();
+        for e in &r.segment_leader_epochs {
+            epochs.insert(e.leader_epoch, e.offset);
+        }
+        let m = SegmentMetadata {
+            id: r.remote_log_segment_id.id,
+            start_offset: r.start_offset,
+            end_offset: r.end_offset,
+            broker_id: r.broker_id,
+            max_timestamp_ms: r.max_timestamp_ms,
+            event_timestamp_ms: r.event_timestamp_ms,
+            leader_epochs: epochs.into_iter().collect(),
+            segment_size_in_bytes: r.segment_size_in_bytes,
+            custom_metadata: r.custom_metadata.as_ref().map(|c| c.to_vec()),
+            state,
+            txn_index_empty: r.txn_index_empty,
+            broker_leader_epoch: r.broker_leader_epoch,
+        };
+        crate::record::check_offsets_and_epochs(
+            m.start_offset,
+            m.end_offset,
+            m.leader_epochs.len(),
+        )?;
+        Ok(m)
+    }
+
+    /// Kafka's `createWithUpdates`: everything kept but broker, event time, custom metadata and
+    /// state, which come from the update.
+    fn with_update(&self, u: &SegmentUpdate) -> SegmentMetadata {
+        SegmentMetadata {
+            broker_id: u.broker_id,
+            event_timestamp_ms: u.event_timestamp_ms,
+            custom_metadata: u.custom_metadata.clone(),
+            state: u.state,
+            ..self.clone()
+        }
+    }
+
+    /// The last offset epoch `epoch` wrote in this segment: the next epoch's start minus one,
+    /// or the segment's end offset for its last epoch.
+    pub fn epoch_end(&self, epoch: i32) -> Option<i64> {
+        let i = self.leader_epochs.iter().position(|(e, _)| *e == epoch)?;
+        Some(match self.leader_epochs.get(i + 1) {
+            Some((_, next_start)) => next_start - 1,
+            None => self.end_offset,
+        })
+    }
+}
+
+/// A segment state change (Kafka's `RemoteLogSegmentMetadataUpdate`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentUpdate {
+    pub id: Uuid,
+    pub broker_id: i32,
+    pub event_timestamp_ms: i64,
+    pub custom_metadata: Option<Vec<u8>>,
+    pub state: SegmentState,
+}
+
+impl SegmentUpdate {
+    pub fn from_record(r: &SegmentMetadataUpdateRecord<'_>) -> Result<SegmentUpdate> {
+        let state = SegmentState::from_id(r.remote_log_segment_state).ok_or_else(|| {
+            Error::field(
+                ErrorKind::InvalidRecord,
+                "remoteLogSegmentState",
+                format!("unknown state id {}", r.remote_log_segment_state),
+            )
+        })?;
+        Ok(SegmentUpdate {
+            id: r.remote_log_segment_id.id,
+            broker_id: r.broker_id,
+            event_timestamp_ms: r.event_timestamp_ms,
+            custom_metadata: r.custom_metadata.as_ref().map(|c| c.to_vec()),
+            state,
+        })
+    }
+}
+
+/// What the cache did with an event that Kafka's cache does not simply apply.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dropped {
+    /// The transition from the segment's state is not legal; Kafka logs and drops it.
+    InvalidTransition {
+        id: Uuid,
+        from: Option<SegmentState>,
+        to: SegmentState,
+    },
+    /// An update for a segment the cache does not hold (its base record is missing).
+    UnknownSegment { id: Uuid, initialized: bool },
+    /// An update to COPY_SEGMENT_STARTED (after a STARTED segment record): Kafka throws, which
+    /// stops its metadata consumer.
+    StartedUpdate { id: Uuid },
+    /// A segment record in a state other than COPY_SEGMENT_STARTED: Kafka throws.
+    NotStarted { id: Uuid, state: SegmentState },
+}
+
+/// Kafka's `RemoteLogMetadataCache` for one user partition.
+#[derive(Clone, Debug, Default)]
+pub struct PartitionCache {
+    segments: HashMap<Uuid, SegmentMetadata>,
+    epochs: BTreeMap<i32, EpochState>,
+    initialized: bool,
+}
+
+impl PartitionCache {
+    pub fn is_initialized(&self) -> bool {
+        self.initialized
+    }
+
+    /// One-way: replay has caught up with the log for this partition.
+    pub fn mark_initialized(&mut self) {
+        self.initialized = true;
+    }
+
+    /// Kafka's `addCopyInProgressSegment`.
+    pub fn add_copy_in_progress(&mut self, m: SegmentMetadata) -> std::result::Result<(), Dropped> {
+        if m.state != SegmentState::CopySegmentStarted {
+            return Err(Dropped::NotStarted {
+                id: m.id,
+                state: m.state,
+            });
+        }
+        let existing = self.segments.get(&m.id).map(|e| e.state);
+        if !SegmentState::is_valid_transition(existing, m.state) {
+            return Err(Dropped::InvalidTransition {
+                id: m.id,
+                from: existing,
+                to: m.state,
+            });
+        }
+        for (epoch, _) in &m.leader_epochs {
+            self.epochs.entry(*epoch).or_default().on_copy_started(m.id);
+        }
+        self.segments.insert(m.id, m);
+        Ok(())
+    }
+
+    /// Kafka's `updateRemoteLogSegmentMetadata`.
+    pub fn update(&mut self, u: &SegmentUpdate) -> std::result::Result<(), Dropped> {
+        let Some(existing) = self.segments.get(&u.id) else {
+            return Err(Dropped::UnknownSegment {
+                id: u.id,
+                initialized: self.initialized,
+            });
+        };
+        if !SegmentState::is_valid_transition(Some(existing.state), u.state) {
+            return Err(Dropped::InvalidTransition {
+                id: u.id,
+                from: Some(existing.state),
+                to: u.state,
+            });
+        }
+        let m = existing.with_update(u);
+        match u.state {
+            SegmentState::CopySegmentStarted => return Err(Dropped::StartedUpdate { id: u.id }),
+            SegmentState::CopySegmentFinished => {
+                for (epoch, start) in &m.leader_epochs {
+                    let end = m.epoch_end(*epoch).unwrap_or(m.end_offset);
+                    self.epochs
+                        .entry(*epoch)
+                        .or_default()
+                        .on_copy_finished(*start, u.id, end);
+                }
+                self.segments.insert(u.id, m);
+            }
+            SegmentState::DeleteSegmentStarted => {
+                for (epoch, start) in &m.leader_epochs {
+                    self.epochs
+                        .entry(*epoch)
+                        .or_default()
+                        .on_delete_started(*start, u.id);
+                }
+                self.segments.insert(u.id, m);
+            }
+            SegmentState::DeleteSegmentFinished => {
+                for (epoch, _) in &m.leader_epochs {
+                    self.epochs
+                        .entry(*epoch)
+                        .or_default()
+                        .on_delete_finished(u.id);
+                }
+                self.segments.remove(&u.id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Kafka's `remoteLogSegmentMetadata(epoch, offset)`: the finished segment holding `offset`
+    /// written in `epoch`.
+    pub fn segment_for(&self, epoch: i32, offset: i64) -> Option<&SegmentMetadata> {
+        let id = self.epochs.get(&epoch)?.floor(offset)?;
+        let m = self.segments.get(&id)?;
+        (offset <= m.epoch_end(epoch)?).then_some(m)
+    }
+
+    /// Kafka's `highestOffsetForEpoch`.
+    pub fn highest_offset_for_epoch(&self, epoch: i32) -> Option<i64> {
+        self.epochs.get(&epoch)?.highest_log_offset
+    }
+
+    /// Kafka's `listRemoteLogSegments(epoch)`: serving segments by start offset, then the rest,
+    /// the whole stable-sorted by segment start offset when there is a rest.
+    pub fn segments_for_epoch(&self, epoch: i32) -> Result<Vec<&SegmentMetadata>> {
+        let Some(state) = self.epochs.get(&epoch) else {
+            return Ok(Vec::new());
+        };
+        let mut out = state
+            .ids()
+            .map(|id| self.segments.get(&id).ok_or_else(|| not_found_segment(id)))
+            .collect::<Result<Vec<_>>>()?;
+        if !state.unreferenced.is_empty() {
+            out.sort_by_key(|m| m.start_offset);
+        }
+        Ok(out)
+    }
+
+    /// Kafka's `listAllRemoteLogSegments`: every segment not yet DELETE_SEGMENT_FINISHED. Kafka's
+    /// order is a hash map's; this one is by start offset, then segment id.
+    pub fn segments(&self) -> Vec<&SegmentMetadata> {
+        let mut out: Vec<_> = self.segments.values().collect();
+        out.sort_by_key(|m| (m.start_offset, m.id));
+        out
+    }
+
+    /// The segment's metadata, if the cache holds it.
+    pub fn segment(&self, id: Uuid) -> Option<&SegmentMetadata> {
+        self.segments.get(&id)
+    }
+
+    /// Kafka's `nextSegmentWithTxnIndex` (KIP-1058).
+    pub fn next_segment_with_txn_index(&self, epoch: i32, offset: i64) -> Option<&SegmentMetadata> {
+        let mut found = self.segment_for(epoch, offset);
+        while let Some(m) = found {
+            if !m.txn_index_empty {
+                return Some(m);
+            }
+            found = m
+                .end_offset
+                .checked_add(1)
+                .and_then(|next| self.segment_for(epoch, next));
+        }
+        None
+    }
+
+    /// Number of segments held (not yet DELETE_SEGMENT_FINISHED).
+    pub fn len(&self) -> usize {
+        self.segments.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+}
+
+fn not_found_segment(id: Uuid) -> Error {
+    Error::new(
+        ErrorKind::NotFound,
+        format!("no remote log segment metadata found for {id}"),
+    )
+}

@@ -1,0 +1,434 @@
+//! All user partitions of one `__remote_log_metadata` partition, rebuilt by replaying records:
+//! Kafka's `RemotePartitionMetadataStore` fed as its `ConsumerTask` feeds it (spec §6.5-6.7).
+//!
+//! Owns: replay of `(offset, key, value)` records, where the key is null (records written before
+//! KIP-1266), a KIP-1266 key, or anything else, and the value is a record of any version or null
+//! (a tombstone); the queries Kafka's `RemoteLogMetadataManager` answers, with Kafka's errors;
+//! and, beyond Kafka, what it learns that Kafka drops: updates whose base record is missing
+//! (orphans, kept for deletion retries) and every event Kafka would drop or die on, reported as
+//! data. Never: I/O, time, or what to write next.
+
+use std::collections::HashMap;
+
+use super::partition::{Dropped, PartitionCache, SegmentMetadata, SegmentUpdate};
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::RecordKey;
+use crate::model::{PartitionDeleteState, SegmentState, TopicIdPartition, Uuid};
+use crate::record::{Record, TopicIdPartitionEntry, Value, decode_value};
+
+/// The latest partition-delete event of a user partition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartitionDelete {
+    pub state: PartitionDeleteState,
+    pub broker_id: i32,
+    pub event_timestamp_ms: i64,
+}
+
+/// An update whose segment record is missing (compacted away, expired by retention, or never
+/// written): Kafka drops it and forgets the segment; the store keeps what the update and its key
+/// tell, so the host can still delete the segment's remote data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Orphan {
+    pub segment_id: Uuid,
+    pub state: SegmentState,
+    /// From the record's key or its version-1 fields; `None` for a null-key version-0 update.
+    pub end_offset: Option<i64>,
+    pub broker_leader_epoch: Option<i32>,
+    pub key: Option<String>,
+    /// Offset of the record in the metadata partition.
+    pub offset: i64,
+}
+
+/// Why a record changed nothing Kafka's cache answers, or would have stopped Kafka's consumer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Skip {
+    /// A null value: the KIP-1266 tombstone of `key` (never fatal here; fatal to Kafka before
+    /// KIP-1266).
+    Tombstone { key: Option<String> },
+    /// The value does not decode or fails Kafka's object checks (fatal to Kafka's consumer).
+    Undecodable(Error),
+    /// A snapshot record (api key 3) in the topic: Kafka's consumer cannot handle it.
+    SnapshotRecord,
+    /// The key is neither null nor a KIP-1266 key, or does not match the value.
+    BadKey { key: String, why: String },
+    /// Kafka's cache dropped the event.
+    Dropped {
+        partition: TopicIdPartition,
+        reason: Dropped,
+    },
+    /// The record's user partition was deleted by DELETE_PARTITION_FINISHED (Kafka throws).
+    PartitionDeleted { partition: TopicIdPartition },
+    /// Not after the last record applied for this user partition (a re-delivery).
+    AlreadyApplied {
+        partition: TopicIdPartition,
+        last: i64,
+    },
+}
+
+impl Skip {
+    /// Whether this would have stopped the metadata consumer of a broker that predates KIP-1266
+    /// (its thread exits on any non-retriable exception).
+    pub fn fatal_to_kafka(&self) -> bool {
+        match self {
+            Skip::Tombstone { .. }
+            | Skip::Undecodable(_)
+            | Skip::SnapshotRecord
+            | Skip::PartitionDeleted { .. } => true,
+            Skip::Dropped { reason, .. } => matches!(
+                reason,
+                Dropped::StartedUpdate { .. } | Dropped::NotStarted { .. }
+            ),
+            Skip::BadKey { .. } | Skip::AlreadyApplied { .. } => false,
+        }
+    }
+}
+
+/// What replaying one record did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Applied {
+    /// Kafka's cache applied it.
+    Applied,
+    /// Kafka's cache does not hold the segment, and the store kept the update as an orphan.
+    Orphaned,
+    /// Applied, but the record's key is wrong for its value (reported, not fatal).
+    AppliedWithBadKey(Skip),
+    /// It changed nothing Kafka's cache answers.
+    Skipped(Skip),
+}
+
+#[derive(Clone, Debug, Default)]
+struct Slot {
+    /// `None` once DELETE_PARTITION_FINISHED removed the partition.
+    cache: Option<PartitionCache>,
+    delete: Option<PartitionDelete>,
+    last_applied: Option<i64>,
+    orphans: HashMap<Uuid, Orphan>,
+}
+
+/// The replayed state of one metadata partition.
+#[derive(Clone, Debug, Default)]
+pub struct Store {
+    partitions: HashMap<TopicIdPartition, Slot>,
+}
+
+fn tip_of(t: &TopicIdPartitionEntry<'_>) -> TopicIdPartition {
+    TopicIdPartition {
+        topic_id: t.id,
+        topic: t.name.to_string(),
+        partition: t.partition,
+    }
+}
+
+impl Store {
+    pub fn new() -> Store {
+        Store::default()
+    }
+
+    /// Kafka's `maybeLoadPartition`: start holding a user partition (no-op if already held or
+    /// deleted).
+    pub fn load_partition(&mut self, tp: &TopicIdPartition) {
+        if !self.partitions.contains_key(tp) {
+            self.partitions.insert(
+                tp.clone(),
+                Slot {
+                    cache: Some(PartitionCache::default()),
+                    ..Slot::default()
+                },
+            );
+        }
+    }
+
+    /// Marks a user partition initialized (replay has caught up), loading it first if needed.
+    /// Returns false if the partition was deleted.
+    pub fn mark_initialized(&mut self, tp: &TopicIdPartition) -> bool {
+        self.load_partition(tp);
+        match self.partitions.get_mut(tp).and_then(|s| s.cache.as_mut()) {
+            Some(c) => {
+                c.mark_initialized();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Replays one record of the metadata partition. Either part may be null.
+    pub fn apply(&mut self, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Applied {
+        let Some(value) = value else {
+            return Applied::Skipped(Skip::Tombstone {
+                key: key.map(|k| String::from_utf8_lossy(k).into_owned()),
+            });
+        };
+        let decoded = match decode_value(value) {
+            Ok(v) => v,
+            Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
+        };
+        if let Err(e) = decoded.validate() {
+            return Applied::Skipped(Skip::Undecodable(e));
+        }
+        let key = match key.map(RecordKey::parse_bytes).transpose() {
+            Ok(k) => k,
+            Err(e) => {
+                let text = key
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+                    .unwrap_or_default();
+                return self.apply_value(
+                    offset,
+                    &decoded,
+                    None,
+                    Some(Skip::BadKey {
+                        key: text,
+                        why: e.message().to_owned(),
+                    }),
+                );
+            }
+        };
+        let mismatch = key.as_ref().and_then(|k| key_mismatch(k, &decoded));
+        self.apply_value(offset, &decoded, key, mismatch)
+    }
+
+    /// Applies a decoded value; a bad key is reported with the outcome when the value applied.
+    fn apply_value(
+        &mut self,
+        offset: i64,
+        v: &Value<'_>,
+        key: Option<RecordKey>,
+        key_problem: Option<Skip>,
+    ) -> Applied {
+        let tp = match &v.record {
+            Record::Segment(s) => tip_of(&s.remote_log_segment_id.topic_id_partition),
+            Record::Update(u) => tip_of(&u.remote_log_segment_id.topic_id_partition),
+            Record::PartitionDelete(d) => tip_of(&d.topic_id_partition),
+            Record::Snapshot(_) => return Applied::Skipped(Skip::SnapshotRecord),
+        };
+        self.load_partition(&tp);
+        let Some(slot) = self.partitions.get_mut(&tp) else {
+            return Applied::Skipped(Skip::PartitionDeleted { partition: tp });
+        };
+        if let Some(last) = slot.last_applied.filter(|&last| offset <= last) {
+            return Applied::Skipped(Skip::AlreadyApplied {
+                partition: tp,
+                last,
+            });
+        }
+        slot.last_applied = Some(offset);
+        let outcome = match &v.record {
+            Record::PartitionDelete(d) => {
+                let Some(state) = PartitionDeleteState::from_id(d.remote_partition_delete_state)
+                else {
+                    return Applied::Skipped(Skip::Undecodable(Error::new(
+                        ErrorKind::InvalidRecord,
+                        "unknown partition delete state",
+                    )));
+                };
+                if state == PartitionDeleteState::DeletePartitionFinished {
+                    slot.cache = None;
+                    slot.delete = None;
+                    slot.orphans.clear();
+                } else {
+                    slot.delete = Some(PartitionDelete {
+                        state,
+                        broker_id: d.broker_id,
+                        event_timestamp_ms: d.event_timestamp_ms,
+                    });
+                }
+                Applied::Applied
+            }
+            Record::Segment(s) => {
+                let Some(cache) = slot.cache.as_mut() else {
+                    return Applied::Skipped(Skip::PartitionDeleted { partition: tp });
+                };
+                let m = match SegmentMetadata::from_record(s) {
+                    Ok(m) => m,
+                    Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
+                };
+                slot.orphans.remove(&m.id);
+                match cache.add_copy_in_progress(m) {
+                    Ok(()) => Applied::Applied,
+                    Err(reason) => Applied::Skipped(Skip::Dropped {
+                        partition: tp,
+                        reason,
+                    }),
+                }
+            }
+            Record::Update(u) => {
+                let Some(cache) = slot.cache.as_mut() else {
+                    return Applied::Skipped(Skip::PartitionDeleted { partition: tp });
+                };
+                let upd = match SegmentUpdate::from_record(u) {
+                    Ok(x) => x,
+                    Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
+                };
+                match cache.update(&upd) {
+                    Ok(()) => Applied::Applied,
+                    Err(Dropped::UnknownSegment { .. }) => {
+                        let (end_offset, epoch) = match (&key, v.version >= 1) {
+                            (Some(k), _) => (Some(k.end_offset), Some(k.broker_leader_epoch)),
+                            (None, true) => (Some(u.end_offset), Some(u.broker_leader_epoch)),
+                            (None, false) => (None, None),
+                        };
+                        if upd.state == SegmentState::DeleteSegmentFinished {
+                            slot.orphans.remove(&upd.id);
+                        } else {
+                            slot.orphans.insert(
+                                upd.id,
+                                Orphan {
+                                    segment_id: upd.id,
+                                    state: upd.state,
+                                    end_offset,
+                                    broker_leader_epoch: epoch,
+                                    key: key.as_ref().map(RecordKey::format),
+                                    offset,
+                                },
+                            );
+                        }
+                        Applied::Orphaned
+                    }
+                    Err(reason) => Applied::Skipped(Skip::Dropped {
+                        partition: tp,
+                        reason,
+                    }),
+                }
+            }
+            Record::Snapshot(_) => Applied::Skipped(Skip::SnapshotRecord),
+        };
+        match (outcome, key_problem) {
+            (Applied::Applied, Some(problem)) => Applied::AppliedWithBadKey(problem),
+            (outcome, _) => outcome,
+        }
+    }
+
+    fn cache(&self, tp: &TopicIdPartition) -> Result<&PartitionCache> {
+        let cache = self
+            .partitions
+            .get(tp)
+            .and_then(|s| s.cache.as_ref())
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NotFound,
+                    format!("no resource found for partition: {tp}"),
+                )
+            })?;
+        if !cache.is_initialized() {
+            return Err(Error::new(
+                ErrorKind::NotInitialized,
+                format!("remote log metadata cache is not initialized for partition: {tp}"),
+            ));
+        }
+        Ok(cache)
+    }
+
+    /// Kafka's `remoteLogSegmentMetadata(tp, epoch, offset)`.
+    pub fn segment_for(
+        &self,
+        tp: &TopicIdPartition,
+        epoch: i32,
+        offset: i64,
+    ) -> Result<Option<&SegmentMetadata>> {
+        Ok(self.cache(tp)?.segment_for(epoch, offset))
+    }
+
+    /// Kafka's `highestOffsetForEpoch(tp, epoch)`.
+    pub fn highest_offset_for_epoch(
+        &self,
+        tp: &TopicIdPartition,
+        epoch: i32,
+    ) -> Result<Option<i64>> {
+        Ok(self.cache(tp)?.highest_offset_for_epoch(epoch))
+    }
+
+    /// Kafka's `listRemoteLogSegments(tp)` (by start offset here; Kafka's order is undefined).
+    pub fn segments(&self, tp: &TopicIdPartition) -> Result<Vec<&SegmentMetadata>> {
+        Ok(self.cache(tp)?.segments())
+    }
+
+    /// Kafka's `listRemoteLogSegments(tp, epoch)`, in Kafka's order.
+    pub fn segments_for_epoch(
+        &self,
+        tp: &TopicIdPartition,
+        epoch: i32,
+    ) -> Result<Vec<&SegmentMetadata>> {
+        self.cache(tp)?.segments_for_epoch(epoch)
+    }
+
+    /// Kafka's `nextSegmentWithTxnIndex(tp, epoch, offset)`.
+    pub fn next_segment_with_txn_index(
+        &self,
+        tp: &TopicIdPartition,
+        epoch: i32,
+        offset: i64,
+    ) -> Result<Option<&SegmentMetadata>> {
+        Ok(self.cache(tp)?.next_segment_with_txn_index(epoch, offset))
+    }
+
+    /// The state of a segment as Kafka's full listing shows it, `None` if not listed.
+    pub fn segment_state(&self, tp: &TopicIdPartition, id: Uuid) -> Result<Option<SegmentState>> {
+        Ok(self.cache(tp)?.segment(id).map(|m| m.state))
+    }
+
+    /// The latest partition-delete event of a partition still held.
+    pub fn partition_delete(&self, tp: &TopicIdPartition) -> Option<&PartitionDelete> {
+        self.partitions.get(tp)?.delete.as_ref()
+    }
+
+    /// Updates whose segment record is missing, for deletion retries (beyond Kafka).
+    pub fn orphans(&self, tp: &TopicIdPartition) -> Vec<&Orphan> {
+        let mut out: Vec<_> = self
+            .partitions
+            .get(tp)
+            .map(|s| s.orphans.values().collect())
+            .unwrap_or_default();
+        out.sort_by_key(|o| o.offset);
+        out
+    }
+
+    /// The user partitions held (not deleted), sorted.
+    pub fn partitions(&self) -> Vec<&TopicIdPartition> {
+        let mut out: Vec<_> = self
+            .partitions
+            .iter()
+            .filter(|(_, s)| s.cache.is_some())
+            .map(|(tp, _)| tp)
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// A partition's cache regardless of initialization (for inspection tools).
+    pub fn partition_cache(&self, tp: &TopicIdPartition) -> Option<&PartitionCache> {
+        self.partitions.get(tp)?.cache.as_ref()
+    }
+}
+
+/// Why a KIP-1266 key does not belong to its value, if it does not.
+fn key_mismatch(key: &RecordKey, v: &Value<'_>) -> Option<Skip> {
+    let expected_update = !matches!(v.record, Record::Segment(_));
+    let (tid, name, partition) = match &v.record {
+        Record::Segment(s) => {
+            let t = &s.remote_log_segment_id.topic_id_partition;
+            (t.id, &t.name, t.partition)
+        }
+        Record::Update(u) => {
+            let t = &u.remote_log_segment_id.topic_id_partition;
+            (t.id, &t.name, t.partition)
+        }
+        Record::PartitionDelete(d) => (
+            d.topic_id_partition.id,
+            &d.topic_id_partition.name,
+            d.topic_id_partition.partition,
+        ),
+        Record::Snapshot(_) => return None,
+    };
+    let why = if key.topic_id != tid || key.topic != *name || key.partition != partition {
+        "the key names another partition than the value"
+    } else if key.update != expected_update {
+        "the key's :UPDATE suffix does not match the record type"
+    } else if matches!(&v.record, Record::Segment(s) if s.end_offset != key.end_offset) {
+        "the key's end offset differs from the segment's"
+    } else {
+        return None;
+    };
+    Some(Skip::BadKey {
+        key: key.format(),
+        why: why.to_owned(),
+    })
+}

@@ -1,0 +1,293 @@
+//! Kafka's own cache tests (spec §7.1, §7.3) re-created against the store, fed real encoded
+//! records exactly as a broker's consumer would feed them.
+
+use std::borrow::Cow;
+
+use super::{Applied, Dropped, SegmentMetadata, Skip, Store};
+use crate::ErrorKind;
+use crate::model::{SegmentState, TopicIdPartition, Uuid};
+use crate::record::{
+    LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord, SegmentMetadataUpdateRecord,
+    TopicIdPartitionEntry, Value,
+};
+
+fn tp() -> TopicIdPartition {
+    TopicIdPartition {
+        topic_id: Uuid::new(0x0123456789abcdef, 7),
+        topic: "foo".into(),
+        partition: 0,
+    }
+}
+
+fn seg_id(n: i64) -> SegmentIdEntry<'static> {
+    SegmentIdEntry {
+        topic_id_partition: TopicIdPartitionEntry {
+            name: Cow::Borrowed("foo"),
+            id: tp().topic_id,
+            partition: 0,
+            unknown_tagged_fields: vec![],
+        },
+        id: Uuid::new(n, n),
+        unknown_tagged_fields: vec![],
+    }
+}
+
+fn started(n: i64, start: i64, end: i64, epochs: &[(i32, i64)]) -> Vec<u8> {
+    Value {
+        version: 0,
+        record: Record::Segment(SegmentMetadataRecord {
+            remote_log_segment_id: seg_id(n),
+            start_offset: start,
+            end_offset: end,
+            broker_id: 0,
+            max_timestamp_ms: -1,
+            event_timestamp_ms: 1,
+            segment_leader_epochs: epochs
+                .iter()
+                .map(|&(e, o)| LeaderEpochEntry {
+                    leader_epoch: e,
+                    offset: o,
+                    unknown_tagged_fields: vec![],
+                })
+                .collect(),
+            segment_size_in_bytes: 1_048_576,
+            custom_metadata: None,
+            remote_log_segment_state: 0,
+            txn_index_empty: false,
+            broker_leader_epoch: 0,
+            unknown_tagged_fields: vec![],
+        }),
+    }
+    .encode()
+    .unwrap_or_default()
+}
+
+fn update(n: i64, state: SegmentState) -> Vec<u8> {
+    Value {
+        version: 0,
+        record: Record::Update(SegmentMetadataUpdateRecord {
+            remote_log_segment_id: seg_id(n),
+            broker_id: 1,
+            event_timestamp_ms: 2,
+            custom_metadata: None,
+            remote_log_segment_state: state.id(),
+            broker_leader_epoch: -1,
+            end_offset: -1,
+            unknown_tagged_fields: vec![],
+        }),
+    }
+    .encode()
+    .unwrap_or_default()
+}
+
+struct Log {
+    store: Store,
+    offset: i64,
+}
+
+impl Log {
+    fn new() -> Log {
+        let mut store = Store::new();
+        store.mark_initialized(&tp());
+        Log { store, offset: 0 }
+    }
+    fn push(&mut self, value: Vec<u8>) -> Applied {
+        self.offset += 1;
+        self.store.apply(self.offset, None, Some(&value))
+    }
+    fn at(&self, epoch: i32, offset: i64) -> Option<Uuid> {
+        self.store
+            .segment_for(&tp(), epoch, offset)
+            .ok()
+            .flatten()
+            .map(|m| m.id)
+    }
+    fn epoch_states(&self, epoch: i32) -> Vec<(Uuid, SegmentState)> {
+        self.store
+            .segments_for_epoch(&tp(), epoch)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m: &SegmentMetadata| (m.id, m.state))
+            .collect()
+    }
+}
+
+const S: fn(i64) -> Uuid = |n| Uuid::new(n, n);
+use SegmentState::*;
+
+/// RemoteLogSegmentLifecycleTest.testRemoteLogSegmentLifeCycle
+#[test]
+fn lifecycle_of_four_segments() {
+    let mut log = Log::new();
+    log.push(started(0, 0, 100, &[(0, 0), (1, 20), (2, 80)]));
+    assert_eq!(log.at(1, 40), None);
+    assert!((0..3).all(|e| log.store.highest_offset_for_epoch(&tp(), e).ok() == Some(None)));
+    log.push(update(0, CopySegmentFinished));
+    for (n, s, e, epochs) in [
+        (1, 101, 200, &[(2, 101)][..]),
+        (2, 201, 300, &[(2, 201), (3, 240)]),
+        (3, 250, 400, &[(3, 250), (4, 370)]),
+    ] {
+        log.push(started(n, s, e, epochs));
+        log.push(update(n, CopySegmentFinished));
+    }
+    assert_eq!(
+        [
+            log.at(1, 40),
+            log.at(2, 110),
+            log.at(3, 240),
+            log.at(3, 250),
+            log.at(4, 375)
+        ],
+        [Some(S(0)), Some(S(1)), Some(S(2)), Some(S(3)), Some(S(3))]
+    );
+    assert_eq!(
+        [log.at(1, 110), log.at(4, 401), log.at(5, 301)],
+        [None, None, None]
+    );
+    log.push(update(0, DeleteSegmentStarted));
+    assert_eq!(log.at(0, 10), None);
+    log.push(update(0, DeleteSegmentFinished));
+    assert_eq!(log.at(0, 10), None);
+    let highest: Vec<_> = (0..6)
+        .map(|e| log.store.highest_offset_for_epoch(&tp(), e).ok().flatten())
+        .collect();
+    assert_eq!(
+        highest,
+        vec![Some(19), Some(79), Some(239), Some(369), Some(400), None]
+    );
+}
+
+/// RemoteLogSegmentLifecycleTest.testCacheListSegments
+#[test]
+fn list_segments_in_kafkas_order() {
+    let mut log = Log::new();
+    for (n, s, e, epochs) in [
+        (0, 0, 100, &[(0, 0)][..]),
+        (1, 101, 200, &[(0, 101)]),
+        (2, 201, 400, &[(0, 201), (1, 301)]),
+    ] {
+        log.push(started(n, s, e, epochs));
+        log.push(update(n, CopySegmentFinished));
+    }
+    assert_eq!(
+        log.epoch_states(0).iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![S(0), S(1), S(2)]
+    );
+    assert_eq!(
+        log.epoch_states(1).iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![S(2)]
+    );
+    assert_eq!(log.store.segments(&tp()).map(|v| v.len()).ok(), Some(3));
+}
+
+/// RemoteLogMetadataCacheTest.testDropEventOnInvalidStateTransition
+#[test]
+fn invalid_transitions_are_dropped() {
+    let mut log = Log::new();
+    log.push(started(1, 10, 100, &[(5, 10)]));
+    let steps = [
+        (DeleteSegmentFinished, false, CopySegmentStarted),
+        (CopySegmentFinished, true, CopySegmentFinished),
+        (DeleteSegmentFinished, false, CopySegmentFinished),
+        (CopySegmentStarted, false, CopySegmentFinished),
+        (DeleteSegmentStarted, true, DeleteSegmentStarted),
+        (CopySegmentFinished, false, DeleteSegmentStarted),
+        (CopySegmentStarted, false, DeleteSegmentStarted),
+    ];
+    for (to, applies, after) in steps {
+        let outcome = log.push(update(1, to));
+        assert_eq!(outcome == Applied::Applied, applies, "{to:?}: {outcome:?}");
+        if !applies {
+            assert!(
+                matches!(
+                    outcome,
+                    Applied::Skipped(Skip::Dropped {
+                        reason: Dropped::InvalidTransition { .. },
+                        ..
+                    })
+                ),
+                "{outcome:?}"
+            );
+        }
+        assert_eq!(log.epoch_states(5), vec![(S(1), after)]);
+    }
+    assert_eq!(log.push(update(1, DeleteSegmentFinished)), Applied::Applied);
+    assert!(log.epoch_states(5).is_empty());
+}
+
+/// RemoteLogMetadataCacheTest.testCacheUpdateMetadataOnInvalidArgs (both initialized states):
+/// Kafka drops an update for an unknown segment (silently, or with an error once initialized);
+/// the store keeps it as an orphan either way and says whether Kafka would have complained.
+#[test]
+fn updates_for_unknown_segments_become_orphans() {
+    for initialized in [false, true] {
+        let mut store = Store::new();
+        if initialized {
+            store.mark_initialized(&tp());
+        }
+        for (i, state) in [CopySegmentFinished, DeleteSegmentStarted]
+            .into_iter()
+            .enumerate()
+        {
+            assert_eq!(
+                store.apply(i as i64, None, Some(&update(9, state))),
+                Applied::Orphaned
+            );
+        }
+        let orphans = store.orphans(&tp());
+        assert_eq!(
+            orphans
+                .iter()
+                .map(|o| (o.segment_id, o.state))
+                .collect::<Vec<_>>(),
+            vec![(S(9), DeleteSegmentStarted)]
+        );
+        assert_eq!(
+            store.apply(5, None, Some(&update(9, DeleteSegmentFinished))),
+            Applied::Orphaned
+        );
+        assert!(
+            store.orphans(&tp()).is_empty(),
+            "a finished deletion needs no retry"
+        );
+    }
+}
+
+#[test]
+fn queries_fail_like_kafka_before_init_and_for_unknown_partitions() {
+    let mut store = Store::new();
+    store.apply(0, None, Some(&started(1, 0, 10, &[(0, 0)])));
+    assert_eq!(
+        store.segments(&tp()).err().map(|e| e.kind()),
+        Some(ErrorKind::NotInitialized)
+    );
+    let other = TopicIdPartition {
+        partition: 1,
+        ..tp()
+    };
+    assert_eq!(
+        store.segments(&other).err().map(|e| e.kind()),
+        Some(ErrorKind::NotFound)
+    );
+}
+
+#[test]
+fn tombstones_and_garbage_never_stop_replay() {
+    let mut log = Log::new();
+    assert!(matches!(
+        log.store
+            .apply(1, Some(b"AAAAAAAAAAAAAAAAAAAAAA:foo:0:10:0"), None),
+        Applied::Skipped(Skip::Tombstone { .. })
+    ));
+    assert!(matches!(
+        log.store.apply(2, None, Some(b"corrupted")),
+        Applied::Skipped(Skip::Undecodable(_))
+    ));
+    assert!(matches!(
+        log.store
+            .apply(3, Some(b"not a key"), Some(&started(1, 0, 10, &[(0, 0)]))),
+        Applied::AppliedWithBadKey(_)
+    ));
+    assert_eq!(log.store.segments(&tp()).map(|v| v.len()).ok(), Some(1));
+}

@@ -1,0 +1,10 @@
+//! Record keys: see `rlmeta::testing::check_key_round_trip` for the property.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Err(why) = rlmeta::testing::check_key_round_trip(data) {
+        panic!("{why}");
+    }
+});

@@ -1,0 +1,19 @@
+"""Seeds the fuzz corpora from the conformance vectors: every value hex and every key."""
+import json
+import pathlib
+import sys
+
+vectors, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+for target in ("value", "key"):
+    (out / target).mkdir(parents=True, exist_ok=True)
+for f in sorted(vectors.glob("*.json")):
+    for i, case in enumerate(json.loads(f.read_text()).get("cases", [])):
+        if "hex" in case:
+            (out / "value" / f"{f.stem}-{i}").write_bytes(bytes.fromhex(case["hex"]))
+        if isinstance(case.get("key"), str):
+            (out / "key" / f"{f.stem}-{i}").write_bytes(case["key"].encode())
+        for ev in case.get("events", []):
+            if ev.get("value"):
+                (out / "value" / f"{f.stem}-{i}-{ev.get('offset')}").write_bytes(bytes.fromhex(ev["value"]))
+            if ev.get("key"):
+                (out / "key" / f"{f.stem}-{i}-{ev.get('offset')}").write_bytes(ev["key"].encode())
