@@ -229,8 +229,14 @@ impl Error {
         &self.message
     }
 
-    /// The same error with a field path prefix (used when a nested value fails).
-    pub(crate) fn in_field(mut self, parent: &str) -> Error {
+    /// An error at a byte offset that belongs to no single field (trailing bytes, a key).
+    pub fn at_offset(kind: ErrorKind, offset: usize, message: impl Into<String>) -> Error {
+        Error { kind, offset: Some(offset), field: None, message: message.into() }
+    }
+
+    /// The same error with a field path prefix (used when a nested value fails, or by a caller
+    /// that knows which argument the failing value came from).
+    pub fn in_field(mut self, parent: &str) -> Error {
         self.field = Some(match self.field.take() {
             Some(f) if !f.is_empty() => format!("{parent}.{f}"),
             _ => parent.to_owned(),

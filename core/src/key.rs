@@ -51,10 +51,23 @@ pub fn check_topic_name(name: &str) -> Result<()> {
 }
 
 impl RecordKey {
+    /// A key from its fields, refusing a topic name Kafka would not allow (such a name could
+    /// make a key that does not parse back).
+    pub fn new(topic_id: Uuid, topic: &str, partition: i32, end_offset: i64, broker_leader_epoch: i32, update: bool) -> Result<RecordKey> {
+        check_topic_name(topic)?;
+        Ok(RecordKey { topic_id, topic: topic.to_owned(), partition, end_offset, broker_leader_epoch, update })
+    }
+
     /// The key of a record value as KIP-1266 writes it. Segment records (api key 0) take the bare
     /// key; update and partition-delete records take `:UPDATE`, and need version 1 (a version-0
     /// update carries no end offset or epoch to build the key from). Snapshot records have no key.
     pub fn for_value(value: &Value<'_>) -> Result<RecordKey> {
+        let key = RecordKey::fields_of(value)?;
+        check_topic_name(&key.topic)?;
+        Ok(key)
+    }
+
+    fn fields_of(value: &Value<'_>) -> Result<RecordKey> {
         let needs_v1 = |what: &str| {
             Error::field(
                 ErrorKind::UnsupportedVersion,

@@ -12,11 +12,14 @@
 #![forbid(unsafe_code)]
 
 pub mod cache;
+pub mod compaction;
 pub mod error;
+pub mod feature;
 pub mod json;
 pub mod key;
 pub mod model;
 pub mod partitioner;
+pub mod plan;
 pub mod record;
 #[doc(hidden)]
 pub mod testing;

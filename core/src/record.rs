@@ -232,10 +232,9 @@ pub fn decode_value_canonical(bytes: &[u8]) -> Result<(Value<'_>, bool)> {
         }
     };
     if r.remaining() > 0 {
-        return Err(Error::at(
+        return Err(Error::at_offset(
             ErrorKind::TrailingBytes,
             r.position(),
-            "",
             format!(
                 "{} byte(s) of garbage after a complete {} value",
                 r.remaining(),

@@ -9,7 +9,7 @@ mod partition;
 mod store;
 
 pub use partition::{Dropped, PartitionCache, SegmentMetadata, SegmentUpdate};
-pub use store::{Applied, Orphan, PartitionDelete, Skip, Store};
+pub use store::{Applied, Holder, KeyHolders, Orphan, PartitionDelete, Skip, Store};
 
 #[cfg(test)]
 mod tests;

@@ -96,13 +96,32 @@ pub enum Applied {
     Skipped(Skip),
 }
 
+/// What one KIP-1266 key pair `(endOffset, brokerLeaderEpoch)` of a partition holds now: the
+/// segment whose segment record is under the bare key, and whose update is under `:UPDATE`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyHolders {
+    pub base: Option<Uuid>,
+    pub update: Option<Holder>,
+}
+
+/// The latest value under an `:UPDATE` key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    Segment(Uuid, SegmentState),
+    PartitionDelete(PartitionDeleteState),
+}
+
 #[derive(Clone, Debug, Default)]
-struct Slot {
+pub(crate) struct Slot {
     /// `None` once DELETE_PARTITION_FINISHED removed the partition.
-    cache: Option<PartitionCache>,
+    pub(crate) cache: Option<PartitionCache>,
     delete: Option<PartitionDelete>,
     last_applied: Option<i64>,
-    orphans: HashMap<Uuid, Orphan>,
+    pub(crate) orphans: HashMap<Uuid, Orphan>,
+    /// `(endOffset, brokerLeaderEpoch)` -> what its two keys hold (non-tombstoned).
+    pub(crate) keys: HashMap<(i64, i32), KeyHolders>,
+    /// Segment -> the key pair its segment record was written under.
+    pub(crate) upload_keys: HashMap<Uuid, (i64, i32)>,
 }
 
 /// The replayed state of one metadata partition.
@@ -154,6 +173,9 @@ impl Store {
     /// Replays one record of the metadata partition. Either part may be null.
     pub fn apply(&mut self, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Applied {
         let Some(value) = value else {
+            if let Some(k) = key.and_then(|k| RecordKey::parse_bytes(k).ok()) {
+                self.forget_key(&k);
+            }
             return Applied::Skipped(Skip::Tombstone {
                 key: key.map(|k| String::from_utf8_lossy(k).into_owned()),
             });
@@ -183,6 +205,9 @@ impl Store {
             }
         };
         let mismatch = key.as_ref().and_then(|k| key_mismatch(k, &decoded));
+        if let (Some(k), None) = (&key, &mismatch) {
+            self.hold_key(k, &decoded);
+        }
         self.apply_value(offset, &decoded, key, mismatch)
     }
 
@@ -295,6 +320,57 @@ impl Store {
             (Applied::Applied, Some(problem)) => Applied::AppliedWithBadKey(problem),
             (outcome, _) => outcome,
         }
+    }
+
+    /// A tombstone: the key now holds nothing.
+    fn forget_key(&mut self, k: &RecordKey) {
+        let tp = TopicIdPartition { topic_id: k.topic_id, topic: k.topic.clone(), partition: k.partition };
+        let Some(slot) = self.partitions.get_mut(&tp) else { return };
+        let pair = (k.end_offset, k.broker_leader_epoch);
+        if let Some(h) = slot.keys.get_mut(&pair) {
+            if k.update {
+                h.update = None;
+            } else if let Some(id) = h.base.take() {
+                slot.upload_keys.remove(&id);
+            }
+            if *h == KeyHolders::default() {
+                slot.keys.remove(&pair);
+            }
+        }
+        slot.orphans.retain(|_, o| o.key.as_deref() != Some(&k.format()));
+    }
+
+    /// A keyed record: its key now holds this value.
+    fn hold_key(&mut self, k: &RecordKey, v: &Value<'_>) {
+        let tp = TopicIdPartition { topic_id: k.topic_id, topic: k.topic.clone(), partition: k.partition };
+        self.load_partition(&tp);
+        let Some(slot) = self.partitions.get_mut(&tp) else { return };
+        let pair = (k.end_offset, k.broker_leader_epoch);
+        let h = slot.keys.entry(pair).or_default();
+        match &v.record {
+            Record::Segment(s) => {
+                let id = s.remote_log_segment_id.id;
+                if let Some(old) = h.base.replace(id) {
+                    slot.upload_keys.remove(&old);
+                }
+                slot.upload_keys.insert(id, pair);
+            }
+            Record::Update(u) => {
+                if let Some(state) = SegmentState::from_id(u.remote_log_segment_state) {
+                    h.update = Some(Holder::Segment(u.remote_log_segment_id.id, state));
+                }
+            }
+            Record::PartitionDelete(d) => {
+                if let Some(state) = PartitionDeleteState::from_id(d.remote_partition_delete_state) {
+                    h.update = Some(Holder::PartitionDelete(state));
+                }
+            }
+            Record::Snapshot(_) => {}
+        }
+    }
+
+    pub(crate) fn slot(&self, tp: &TopicIdPartition) -> Option<&Slot> {
+        self.partitions.get(tp)
     }
 
     fn cache(&self, tp: &TopicIdPartition) -> Result<&PartitionCache> {

@@ -1,0 +1,230 @@
+//! The feature `remote.log.metadata.version` (KIP-1266 migration levels 0, 1, 2).
+//!
+//! Owns: what each level means for the topic's configuration and for what the planner may write,
+//! which level changes are legal, the null-key scan verdict of the migration check, and the
+//! retention that level 1 can use without deleting metadata of live segments. Never: reading the
+//! cluster (hosts pass in what they read; an unknown level is an input of its own, never 0).
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The feature's name in KRaft's finalized features.
+pub const FEATURE_NAME: &str = "remote.log.metadata.version";
+
+/// A level of `remote.log.metadata.version`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MetadataLevel {
+    /// Null keys allowed, `cleanup.policy=delete`; every broker can read everything written.
+    V0 = 0,
+    /// `compact,delete` with a finite retention so that null-key records expire.
+    V1 = 1,
+    /// `compact` only; no null-key record may remain.
+    V2 = 2,
+}
+
+/// Default retention of level 1 in the KIP's tool (14 days).
+pub const DEFAULT_V1_RETENTION_MS: i64 = 1_209_600_000;
+/// Default `segment.ms` of level 1 in the KIP's tool (1 day).
+pub const DEFAULT_V1_SEGMENT_MS: i64 = 86_400_000;
+
+impl MetadataLevel {
+    pub const ALL: [MetadataLevel; 3] = [MetadataLevel::V0, MetadataLevel::V1, MetadataLevel::V2];
+    /// What a freshly formatted cluster starts at (KIP-1266: LATEST_PRODUCTION).
+    pub const LATEST: MetadataLevel = MetadataLevel::V2;
+
+    pub fn level(self) -> i16 {
+        self as i16
+    }
+
+    /// The level with this number. Unknown numbers are an error ("Unknown remote log metadata
+    /// feature level"), as in Kafka.
+    pub fn from_level(level: i16) -> Result<MetadataLevel> {
+        MetadataLevel::ALL.into_iter().find(|l| l.level() == level).ok_or_else(|| {
+            Error::field(ErrorKind::InvalidArgument, FEATURE_NAME, format!("unknown remote log metadata feature level: {level}"))
+        })
+    }
+
+    /// The level a cluster's finalized features say, where `None` (the feature is absent from
+    /// a known feature set) means level 0. An unknown feature set (`FinalizedFeaturesEpoch` -1,
+    /// KIP-1170) is not level 0: callers must not call this without a known set.
+    pub fn from_finalized(level: Option<i16>) -> Result<MetadataLevel> {
+        level.map_or(Ok(MetadataLevel::V0), MetadataLevel::from_level)
+    }
+
+    /// Whether values are written at KIP-1266's version 1 (with `brokerLeaderEpoch`/`endOffset`):
+    /// only once no broker that predates KIP-1266 can be reading the topic.
+    pub fn writes_kip1266_values(self) -> bool {
+        self >= MetadataLevel::V1
+    }
+
+    /// Whether tombstones may be written (a tombstone stops an older broker's consumer, and only
+    /// a compacted topic removes anything with them).
+    pub fn allows_tombstones(self) -> bool {
+        self >= MetadataLevel::V1
+    }
+
+    /// The topic configuration of `__remote_log_metadata` at this level, as `(name, value)`
+    /// pairs to set; `None` values are overrides to remove.
+    pub fn topic_configs(self, v1_retention_ms: i64, v1_segment_ms: i64) -> Vec<(&'static str, Option<String>)> {
+        match self {
+            MetadataLevel::V0 => vec![("cleanup.policy", Some("delete".into()))],
+            MetadataLevel::V1 => vec![
+                ("cleanup.policy", Some("compact,delete".into())),
+                ("retention.ms", Some(v1_retention_ms.to_string())),
+                ("min.compaction.lag.ms", Some(v1_retention_ms.to_string())),
+                ("segment.ms", Some(v1_segment_ms.to_string())),
+            ],
+            MetadataLevel::V2 => vec![
+                ("cleanup.policy", Some("compact".into())),
+                ("retention.ms", None),
+                ("min.compaction.lag.ms", None),
+            ],
+        }
+    }
+
+    /// Whether moving from `self` to `to` is legal: never down; an existing cluster one step at
+    /// a time (its null-key records must expire at level 1 first); a fresh cluster (no
+    /// `__remote_log_metadata` records yet) may go straight to 2.
+    pub fn check_upgrade(self, to: MetadataLevel, fresh_cluster: bool) -> Result<()> {
+        let refuse = |why: String| Err(Error::field(ErrorKind::InvalidState, FEATURE_NAME, why));
+        if to < self {
+            return refuse(format!("cannot downgrade {FEATURE_NAME} from {} to {}", self.level(), to.level()));
+        }
+        if to.level() - self.level() > 1 && !fresh_cluster {
+            return refuse(format!(
+                "cannot upgrade {FEATURE_NAME} from {} to {} directly: upgrade to 1 first and let null-key records expire",
+                self.level(),
+                to.level()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What the migration check found: null-key records in the topic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NullKeyScan {
+    pub null_key_records: u64,
+    /// Timestamp of the newest null-key record, if any.
+    pub last_null_key_timestamp_ms: Option<i64>,
+}
+
+/// The verdict of the level-2 readiness check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// No null-key record remains: level 2 is safe.
+    Ready,
+    /// Null-key records remain; they are expected to be gone at this time (last null-key
+    /// timestamp + `segment.ms` + `retention.ms`, as the KIP's tool estimates), if retention is
+    /// finite.
+    Wait { null_key_records: u64, estimated_cleanup_ms: Option<i64> },
+}
+
+impl NullKeyScan {
+    pub fn readiness(&self, segment_ms: i64, retention_ms: i64) -> Readiness {
+        if self.null_key_records == 0 {
+            return Readiness::Ready;
+        }
+        let estimated_cleanup_ms = match self.last_null_key_timestamp_ms {
+            Some(ts) if retention_ms >= 0 && segment_ms >= 0 => ts.checked_add(segment_ms).and_then(|t| t.checked_add(retention_ms)),
+            _ => None,
+        };
+        Readiness::Wait { null_key_records: self.null_key_records, estimated_cleanup_ms }
+    }
+}
+
+/// The smallest level-1 `retention.ms` that deletes no keyed record of a live segment: a
+/// segment's records are written when it is uploaded, after its last record's timestamp, and the
+/// segment lives until its topic's retention passes that timestamp (plus `margin_ms` for the
+/// remote log manager to run and delete it). `tiered_retention_ms` holds the `retention.ms` of
+/// every tiered topic; -1 (infinite) in any of them means no finite retention is safe.
+pub fn safe_v1_retention_ms(tiered_retention_ms: &[i64], margin_ms: i64) -> Result<i64> {
+    let refuse = |why: String| Err(Error::field(ErrorKind::InvalidState, "retention.ms", why));
+    if tiered_retention_ms.iter().any(|&r| r < 0) {
+        return refuse(
+            "a tiered topic keeps its segments forever (retention.ms=-1): any finite retention of __remote_log_metadata \
+             deletes metadata of live segments"
+                .into(),
+        );
+    }
+    let longest = tiered_retention_ms.iter().copied().max().unwrap_or(0);
+    longest
+        .checked_add(margin_ms.max(0))
+        .map_or_else(|| refuse("retention overflows a 64-bit millisecond count".into()), Ok)
+}
+
+/// Checks a requested level-1 retention against the tiered topics' retention. Refuses an unsafe
+/// one with the reason unless `force` is set.
+pub fn check_v1_retention(requested_ms: i64, tiered_retention_ms: &[i64], margin_ms: i64, force: bool) -> Result<()> {
+    if force {
+        return Ok(());
+    }
+    if requested_ms < 0 {
+        return Err(Error::field(
+            ErrorKind::InvalidArgument,
+            "retention.ms",
+            "level 1 needs a finite retention.ms so that null-key records expire",
+        ));
+    }
+    let safe = safe_v1_retention_ms(tiered_retention_ms, margin_ms)?;
+    if requested_ms < safe {
+        return Err(Error::field(
+            ErrorKind::InvalidState,
+            "retention.ms",
+            format!(
+                "retention.ms={requested_ms} would delete metadata of live remote segments: the longest tiered-topic retention \
+                 needs at least {safe} ms"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use MetadataLevel::*;
+
+    #[test]
+    fn levels_and_moves() {
+        assert_eq!(MetadataLevel::from_level(2).ok(), Some(V2));
+        assert_eq!(MetadataLevel::from_level(3).err().map(|e| e.kind()), Some(ErrorKind::InvalidArgument));
+        assert_eq!(MetadataLevel::from_finalized(None).ok(), Some(V0));
+        assert!(V0.check_upgrade(V1, false).is_ok());
+        assert!(V1.check_upgrade(V2, false).is_ok());
+        assert!(V2.check_upgrade(V2, false).is_ok());
+        assert_eq!(V0.check_upgrade(V2, false).err().map(|e| e.kind()), Some(ErrorKind::InvalidState));
+        assert!(V0.check_upgrade(V2, true).is_ok());
+        assert_eq!(V2.check_upgrade(V1, true).err().map(|e| e.kind()), Some(ErrorKind::InvalidState));
+        assert!(!V0.allows_tombstones() && !V0.writes_kip1266_values());
+        assert!(V1.allows_tombstones() && V2.writes_kip1266_values());
+    }
+
+    #[test]
+    fn topic_configs_follow_the_kip() {
+        let v1 = V1.topic_configs(DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS);
+        assert!(v1.contains(&("cleanup.policy", Some("compact,delete".into()))));
+        assert!(v1.contains(&("min.compaction.lag.ms", Some("1209600000".into()))));
+        assert!(V2.topic_configs(0, 0).contains(&("retention.ms", None)));
+    }
+
+    #[test]
+    fn readiness_estimates_cleanup_like_the_kip_tool() {
+        let scan = NullKeyScan { null_key_records: 4, last_null_key_timestamp_ms: Some(1_780_448_357_367) };
+        assert_eq!(
+            scan.readiness(86_400_000, 600_000),
+            Readiness::Wait { null_key_records: 4, estimated_cleanup_ms: Some(1_780_448_357_367 + 86_400_000 + 600_000) }
+        );
+        assert_eq!(scan.readiness(86_400_000, -1), Readiness::Wait { null_key_records: 4, estimated_cleanup_ms: None });
+        assert_eq!(NullKeyScan { null_key_records: 0, last_null_key_timestamp_ms: None }.readiness(1, 1), Readiness::Ready);
+    }
+
+    #[test]
+    fn v1_retention_must_outlive_every_tiered_topic() {
+        let day = 86_400_000;
+        assert_eq!(safe_v1_retention_ms(&[7 * day, 30 * day], 3_600_000).ok(), Some(30 * day + 3_600_000));
+        assert_eq!(safe_v1_retention_ms(&[7 * day, -1], 0).err().map(|e| e.kind()), Some(ErrorKind::InvalidState));
+        assert_eq!(check_v1_retention(14 * day, &[30 * day], 0, false).err().map(|e| e.kind()), Some(ErrorKind::InvalidState));
+        assert!(check_v1_retention(14 * day, &[30 * day], 0, true).is_ok());
+        assert!(check_v1_retention(31 * day, &[30 * day], 0, false).is_ok());
+    }
+}

@@ -1,0 +1,315 @@
+//! The write planner: for a lifecycle event and a feature level, the exact records to produce.
+//!
+//! Owns: which key and which value version every record gets, which tombstones an event allows
+//! and in which order, and the refusals that keep compaction from losing a live segment. It reads
+//! the store (what each key holds now) and never changes it: the host produces the planned
+//! records and feeds them back through replay like any other record. Never: I/O, time.
+//!
+//! Where rlmeta departs from the KIP's text and apache/kafka#22459 (and why):
+//! - Every record of a segment is keyed with the segment's upload key pair (its end offset and
+//!   the leader epoch that uploaded it), deletions included. PR-A keys deletions with the
+//!   deleting broker's epoch, so a deletion's `:UPDATE` key differs from the upload's and the
+//!   cleaner can keep COPY_SEGMENT_FINISHED next to DELETE_SEGMENT_FINISHED, which Kafka's cache
+//!   refuses as a transition, bringing the deleted segment back. The value's `brokerLeaderEpoch`
+//!   is the upload epoch too, as the KIP defines the field.
+//! - Tombstones cover only the keys that hold the deleted segment's own records, computed from
+//!   what each key holds now, never from a key-prefix rule: the rule "every key with this end
+//!   offset and an epoch not above mine" of the KIP and PR-A deletes live segments that share an
+//!   end offset with the deleted one.
+//! - On DELETE_SEGMENT_FINISHED the segment record's key is tombstoned before the final update is
+//!   written, then the update key: at every prefix of that sequence the compacted log replays to
+//!   a state that differs from the full log's at most by forgetting an already deleted segment.
+//! - A segment record is never written over a key that holds a segment not yet
+//!   DELETE_SEGMENT_FINISHED (two upload attempts in one leader epoch share keys): the planner
+//!   refuses with `InvalidState` until the host has deleted the old attempt.
+//! - At feature level 0 nothing is written that a broker predating KIP-1266 cannot read:
+//!   version-0 values, no tombstones (keys are harmless to such brokers).
+
+use crate::cache::{Holder, SegmentMetadata, Store};
+use crate::error::{Error, ErrorKind, Result};
+use crate::feature::MetadataLevel;
+use crate::key::RecordKey;
+use crate::model::{PartitionDeleteState, SegmentState, TopicIdPartition, Uuid};
+use crate::record::{
+    LeaderEpochEntry, PartitionDeleteMetadataRecord, Record, SegmentIdEntry, SegmentMetadataRecord,
+    SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
+};
+
+/// End offset in the keys of partition-delete records (they belong to no segment; no real
+/// segment ends at -1).
+pub const PARTITION_KEY_END_OFFSET: i64 = -1;
+
+/// A segment state change reported by the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegmentEvent {
+    pub partition: TopicIdPartition,
+    pub segment_id: Uuid,
+    pub broker_id: i32,
+    pub event_timestamp_ms: i64,
+    pub custom_metadata: Option<Vec<u8>>,
+    /// The writing broker's current leader epoch for the partition.
+    pub broker_leader_epoch: i32,
+}
+
+/// A lifecycle event, as a broker's tiered-storage code reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A segment's copy starts; `segment.broker_leader_epoch` is the uploading leader epoch.
+    CopyStarted { partition: TopicIdPartition, segment: SegmentMetadata },
+    CopyFinished(SegmentEvent),
+    DeleteStarted(SegmentEvent),
+    /// The segment's remote data is deleted.
+    DeleteFinished(SegmentEvent),
+    PartitionDelete {
+        partition: TopicIdPartition,
+        state: PartitionDeleteState,
+        broker_id: i32,
+        event_timestamp_ms: i64,
+        broker_leader_epoch: i32,
+    },
+}
+
+/// One record to produce, in order: a key (always, from rlmeta) and a value (`None` is a
+/// tombstone).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Planned {
+    pub key: RecordKey,
+    pub value: Option<Vec<u8>>,
+}
+
+fn tip_entry(tp: &TopicIdPartition) -> TopicIdPartitionEntry<'static> {
+    TopicIdPartitionEntry { name: tp.topic.clone().into(), id: tp.topic_id, partition: tp.partition, unknown_tagged_fields: vec![] }
+}
+
+fn segment_id_entry(tp: &TopicIdPartition, id: Uuid) -> SegmentIdEntry<'static> {
+    SegmentIdEntry { topic_id_partition: tip_entry(tp), id, unknown_tagged_fields: vec![] }
+}
+
+fn value_version(level: MetadataLevel) -> i16 {
+    if level.writes_kip1266_values() { 1 } else { 0 }
+}
+
+fn key(tp: &TopicIdPartition, (end_offset, epoch): (i64, i32), update: bool) -> RecordKey {
+    RecordKey { topic_id: tp.topic_id, topic: tp.topic.clone(), partition: tp.partition, end_offset, broker_leader_epoch: epoch, update }
+}
+
+/// The segment record of `m` (state COPY_SEGMENT_STARTED) as written at `level`.
+fn segment_value(tp: &TopicIdPartition, m: &SegmentMetadata, upload_epoch: i32, level: MetadataLevel) -> Result<Vec<u8>> {
+    let version = value_version(level);
+    Value {
+        version,
+        record: Record::Segment(SegmentMetadataRecord {
+            remote_log_segment_id: segment_id_entry(tp, m.id),
+            start_offset: m.start_offset,
+            end_offset: m.end_offset,
+            broker_id: m.broker_id,
+            max_timestamp_ms: m.max_timestamp_ms,
+            event_timestamp_ms: m.event_timestamp_ms,
+            segment_leader_epochs: m
+                .leader_epochs
+                .iter()
+                .map(|&(leader_epoch, offset)| LeaderEpochEntry { leader_epoch, offset, unknown_tagged_fields: vec![] })
+                .collect(),
+            segment_size_in_bytes: m.segment_size_in_bytes,
+            custom_metadata: m.custom_metadata.clone().map(Into::into),
+            remote_log_segment_state: SegmentState::CopySegmentStarted.id(),
+            txn_index_empty: m.txn_index_empty,
+            broker_leader_epoch: if version >= 1 { upload_epoch } else { 0 },
+            unknown_tagged_fields: vec![],
+        }),
+    }
+    .encode()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn update_value(
+    tp: &TopicIdPartition,
+    id: Uuid,
+    state: SegmentState,
+    broker_id: i32,
+    event_timestamp_ms: i64,
+    custom_metadata: Option<Vec<u8>>,
+    pair: (i64, i32),
+    level: MetadataLevel,
+) -> Result<Vec<u8>> {
+    let version = value_version(level);
+    let (end_offset, broker_leader_epoch) = if version >= 1 { pair } else { (-1, -1) };
+    Value {
+        version,
+        record: Record::Update(SegmentMetadataUpdateRecord {
+            remote_log_segment_id: segment_id_entry(tp, id),
+            broker_id,
+            event_timestamp_ms,
+            custom_metadata: custom_metadata.map(Into::into),
+            remote_log_segment_state: state.id(),
+            broker_leader_epoch,
+            end_offset,
+            unknown_tagged_fields: vec![],
+        }),
+    }
+    .encode()
+}
+
+fn refuse(why: String) -> Error {
+    Error::new(ErrorKind::InvalidState, why)
+}
+
+impl Store {
+    /// Whether a segment still needs its metadata: known to the cache, or an orphan not yet
+    /// DELETE_SEGMENT_FINISHED.
+    fn is_live(&self, tp: &TopicIdPartition, id: Uuid) -> bool {
+        self.slot(tp).is_some_and(|s| s.cache.as_ref().is_some_and(|c| c.segment(id).is_some()) || s.orphans.contains_key(&id))
+    }
+
+    /// The key pair of a known segment: where its segment record was written, or, for a segment
+    /// written before KIP-1266 (no keyed record), its end offset and recorded upload epoch.
+    fn key_pair_of(&self, tp: &TopicIdPartition, id: Uuid, fallback_epoch: i32) -> Option<(i64, i32)> {
+        let slot = self.slot(tp)?;
+        if let Some(pair) = slot.upload_keys.get(&id) {
+            return Some(*pair);
+        }
+        if let Some(m) = slot.cache.as_ref().and_then(|c| c.segment(id)) {
+            let epoch = if m.broker_leader_epoch != 0 { m.broker_leader_epoch } else { fallback_epoch };
+            return Some((m.end_offset, epoch));
+        }
+        let o = slot.orphans.get(&id)?;
+        Some((o.end_offset?, o.broker_leader_epoch?))
+    }
+
+    /// The records to produce for `event` at feature `level`, in order.
+    pub fn plan(&self, event: &Event, level: MetadataLevel) -> Result<Vec<Planned>> {
+        match event {
+            Event::CopyStarted { partition, segment } => self.plan_copy_started(partition, segment, level),
+            Event::CopyFinished(e) => self.plan_update(e, SegmentState::CopySegmentFinished, level),
+            Event::DeleteStarted(e) => self.plan_update(e, SegmentState::DeleteSegmentStarted, level),
+            Event::DeleteFinished(e) => self.plan_update(e, SegmentState::DeleteSegmentFinished, level),
+            Event::PartitionDelete { partition, state, broker_id, event_timestamp_ms, broker_leader_epoch } => {
+                self.plan_partition_delete(partition, *state, *broker_id, *event_timestamp_ms, *broker_leader_epoch, level)
+            }
+        }
+    }
+
+    fn plan_copy_started(&self, tp: &TopicIdPartition, m: &SegmentMetadata, level: MetadataLevel) -> Result<Vec<Planned>> {
+        if m.state != SegmentState::CopySegmentStarted {
+            return Err(Error::field(ErrorKind::InvalidArgument, "state", "a copy starts in COPY_SEGMENT_STARTED"));
+        }
+        crate::record::check_offsets_and_epochs(m.start_offset, m.end_offset, m.leader_epochs.len())?;
+        let pair = (m.end_offset, m.broker_leader_epoch);
+        if let Some(holders) = self.slot(tp).and_then(|s| s.keys.get(&pair)) {
+            let others = [holders.base, holders.update.and_then(|h| if let Holder::Segment(id, _) = h { Some(id) } else { None })];
+            if let Some(old) = others.into_iter().flatten().find(|&old| old != m.id && self.is_live(tp, old)) {
+                return Err(refuse(format!(
+                    "key {} holds segment {old}, which is not yet DELETE_SEGMENT_FINISHED; delete that upload attempt first",
+                    key(tp, pair, false)
+                )));
+            }
+        }
+        let value = segment_value(tp, m, m.broker_leader_epoch, level)?;
+        Ok(vec![Planned { key: key(tp, pair, false), value: Some(value) }])
+    }
+
+    fn plan_update(&self, e: &SegmentEvent, state: SegmentState, level: MetadataLevel) -> Result<Vec<Planned>> {
+        let tp = &e.partition;
+        let pair = self
+            .key_pair_of(tp, e.segment_id, e.broker_leader_epoch)
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("segment {} of {tp} is not known", e.segment_id)))?;
+        let update = |state| update_value(tp, e.segment_id, state, e.broker_id, e.event_timestamp_ms, e.custom_metadata.clone(), pair, level);
+        let holders = self.slot(tp).and_then(|s| s.keys.get(&pair)).copied().unwrap_or_default();
+        // Another live segment's latest state under the shared update key must survive this write.
+        let shared_live = match holders.update {
+            Some(Holder::Segment(other, other_state)) if other != e.segment_id && self.is_live(tp, other) => Some((other, other_state)),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        let owns_base = holders.base == Some(e.segment_id);
+        if state == SegmentState::DeleteSegmentFinished && level.allows_tombstones() && owns_base {
+            out.push(Planned { key: key(tp, pair, false), value: None });
+        }
+        out.push(Planned { key: key(tp, pair, true), value: Some(update(state)?) });
+        if let Some((other, other_state)) = shared_live {
+            out.push(self.republish_update(tp, other, other_state, pair, level)?);
+        } else if state == SegmentState::DeleteSegmentFinished && level.allows_tombstones() {
+            out.push(Planned { key: key(tp, pair, true), value: None });
+        }
+        Ok(out)
+    }
+
+    /// The latest update of a live segment, written again so that it stays the latest value of
+    /// a key another segment just wrote.
+    fn republish_update(&self, tp: &TopicIdPartition, id: Uuid, state: SegmentState, pair: (i64, i32), level: MetadataLevel) -> Result<Planned> {
+        let m = self.slot(tp).and_then(|s| s.cache.as_ref()).and_then(|c| c.segment(id));
+        let (broker_id, ts, cm) = m.map_or((-1, -1, None), |m| (m.broker_id, m.event_timestamp_ms, m.custom_metadata.clone()));
+        Ok(Planned { key: key(tp, pair, true), value: Some(update_value(tp, id, state, broker_id, ts, cm, pair, level)?) })
+    }
+
+    fn plan_partition_delete(
+        &self,
+        tp: &TopicIdPartition,
+        state: PartitionDeleteState,
+        broker_id: i32,
+        event_timestamp_ms: i64,
+        broker_leader_epoch: i32,
+        level: MetadataLevel,
+    ) -> Result<Vec<Planned>> {
+        let version = value_version(level);
+        let pair = (PARTITION_KEY_END_OFFSET, broker_leader_epoch);
+        let (be, eo) = if version >= 1 { (broker_leader_epoch, PARTITION_KEY_END_OFFSET) } else { (0, 0) };
+        let value = Value {
+            version,
+            record: Record::PartitionDelete(PartitionDeleteMetadataRecord {
+                topic_id_partition: tip_entry(tp),
+                broker_id,
+                event_timestamp_ms,
+                remote_partition_delete_state: state.id(),
+                broker_leader_epoch: be,
+                end_offset: eo,
+                unknown_tagged_fields: vec![],
+            }),
+        }
+        .encode()?;
+        let mut out = vec![Planned { key: key(tp, pair, true), value: Some(value) }];
+        if state == PartitionDeleteState::DeletePartitionFinished && level.allows_tombstones() {
+            let slot = self.slot(tp);
+            if let Some(live) = slot.and_then(|s| s.cache.as_ref()).and_then(|c| c.segments().first().map(|m| m.id)) {
+                return Err(refuse(format!("segment {live} of {tp} is not yet DELETE_SEGMENT_FINISHED; delete every segment first")));
+            }
+            // Every key of the partition goes, except the finished marker just written.
+            let mut pairs: Vec<_> = slot.map(|s| s.keys.iter().map(|(p, h)| (*p, *h)).collect()).unwrap_or_default();
+            pairs.sort_by_key(|(p, _)| *p);
+            for (p, h) in pairs {
+                if h.base.is_some() {
+                    out.push(Planned { key: key(tp, p, false), value: None });
+                }
+                if h.update.is_some() && p != pair {
+                    out.push(Planned { key: key(tp, p, true), value: None });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records that make a segment written before KIP-1266 (null keys) survive compaction: its
+    /// segment record and its latest update, written again under its keys. Migration writes
+    /// these for every live segment before null-key records can expire.
+    pub fn plan_backfill(&self, tp: &TopicIdPartition, upload_epoch: i32, level: MetadataLevel) -> Result<Vec<Planned>> {
+        let Some(cache) = self.slot(tp).and_then(|s| s.cache.as_ref()) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for m in cache.segments() {
+            let Some(pair) = self.key_pair_of(tp, m.id, upload_epoch) else { continue };
+            let holders = self.slot(tp).and_then(|s| s.keys.get(&pair)).copied().unwrap_or_default();
+            if holders.base.is_some_and(|b| b != m.id && self.is_live(tp, b)) {
+                return Err(refuse(format!("segments {} and {m:?} share key {}", holders.base.map(|b| b.to_string()).unwrap_or_default(), key(tp, pair, false))));
+            }
+            if holders.base != Some(m.id) {
+                out.push(Planned { key: key(tp, pair, false), value: Some(segment_value(tp, m, pair.1, level)?) });
+            }
+            let has_update = matches!(holders.update, Some(Holder::Segment(id, s)) if id == m.id && s == m.state);
+            if m.state != SegmentState::CopySegmentStarted && !has_update {
+                out.push(self.republish_update(tp, m.id, m.state, pair, level)?);
+            }
+        }
+        Ok(out)
+    }
+}
