@@ -1,0 +1,148 @@
+"""rlmeta: Apache Kafka's tiered-storage metadata (``__remote_log_metadata``) records.
+
+Decode a record value to frozen dataclasses and encode it back, byte for byte as Kafka does;
+format and parse KIP-1266 record keys; find the metadata partition of a user partition. Every
+rule is the Rust core's (``rlmeta._native``); this package converts types. Failures raise
+:class:`RlmetaError` subclasses carrying ``.code``, ``.kind``, ``.offset``, ``.field``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping, Union
+
+from ._model import (
+    ApiKey,
+    LeaderEpoch,
+    PartitionDeleteMetadataRecord,
+    PartitionDeleteState,
+    Record,
+    SegmentId,
+    SegmentMetadataRecord,
+    SegmentMetadataSnapshotRecord,
+    SegmentMetadataUpdateRecord,
+    SegmentState,
+    TaggedFields,
+    TopicIdPartition,
+    Value,
+)
+from ._native import (
+    BadFrameVersionError,
+    InternalError,
+    InvalidArgumentError,
+    InvalidJsonError,
+    InvalidKeyError,
+    InvalidLengthError,
+    InvalidRecordError,
+    InvalidStateError,
+    InvalidUtf8Error,
+    InvalidUuidError,
+    InvalidVarintError,
+    NotFoundError,
+    NotInitializedError,
+    RlmetaError,
+    TrailingBytesError,
+    TruncatedError,
+    UnknownApiKeyError,
+    UnsupportedVersionError,
+    __version__,
+    error_codes,
+    metadata_partition,
+)
+from . import _native
+
+__all__ = [
+    "__version__",
+    # values
+    "decode_value",
+    "decode_value_json",
+    "encode_value",
+    "Value",
+    "ApiKey",
+    "Record",
+    "SegmentMetadataRecord",
+    "SegmentMetadataUpdateRecord",
+    "PartitionDeleteMetadataRecord",
+    "SegmentMetadataSnapshotRecord",
+    "TopicIdPartition",
+    "SegmentId",
+    "LeaderEpoch",
+    "SegmentState",
+    "PartitionDeleteState",
+    "TaggedFields",
+    # keys and partitions
+    "RecordKey",
+    "key_for_value",
+    "metadata_partition",
+    # errors
+    "error_codes",
+    "RlmetaError",
+    "TruncatedError",
+    "TrailingBytesError",
+    "BadFrameVersionError",
+    "UnknownApiKeyError",
+    "UnsupportedVersionError",
+    "InvalidLengthError",
+    "InvalidVarintError",
+    "InvalidUtf8Error",
+    "InvalidKeyError",
+    "InvalidUuidError",
+    "InvalidArgumentError",
+    "InvalidJsonError",
+    "InvalidRecordError",
+    "NotFoundError",
+    "NotInitializedError",
+    "InvalidStateError",
+    "InternalError",
+]
+
+BytesLike = Union[bytes, bytearray, memoryview]
+
+
+def decode_value(value: BytesLike) -> Value:
+    """Decodes a record value (the bytes of a ``__remote_log_metadata`` record's value)."""
+    return Value.from_dict(json.loads(decode_value_json(value)))
+
+
+def decode_value_json(value: BytesLike) -> str:
+    """Decodes a record value to its JSON text ``{"apiKey", "version", "record"}``."""
+    return _native.decode_value_json(value if isinstance(value, bytes) else bytes(value))
+
+
+def encode_value(value: Union[Value, Mapping[str, Any]]) -> bytes:
+    """Encodes a value, or its dict form ``{"apiKey", "version", "record"}``, to record value bytes."""
+    d = value.to_dict() if isinstance(value, Value) else value
+    return _native.encode_value_json(json.dumps(d))
+
+
+@dataclass(frozen=True)
+class RecordKey:
+    """A KIP-1266 record key: ``<topicId>:<topic>:<partition>:<endOffset>:<brokerLeaderEpoch>``,
+    with ``:UPDATE`` for update and partition-delete records."""
+
+    topic_id: str
+    topic: str
+    partition: int
+    end_offset: int
+    broker_leader_epoch: int
+    update: bool
+
+    def format(self) -> str:
+        """The key text."""
+        return _native.key_format(
+            self.topic_id, self.topic, self.partition, self.end_offset, self.broker_leader_epoch, self.update
+        )
+
+    def __str__(self) -> str:
+        return self.format()
+
+    @classmethod
+    def parse(cls, key: Union[str, bytes]) -> RecordKey:
+        """Parses key text, or a record's key bytes (UTF-8). Only the text Kafka writes parses."""
+        return cls(*_native.key_parse(key))
+
+
+def key_for_value(value: BytesLike) -> RecordKey:
+    """The key KIP-1266 writes for a record value."""
+    return RecordKey(*_native.key_for_value(value if isinstance(value, bytes) else bytes(value)))
