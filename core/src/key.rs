@@ -176,6 +176,9 @@ impl RecordKey {
         };
         let field = |i: usize| parts.get(i).copied().unwrap_or_default();
         let topic_id = Uuid::parse(field(0)).map_err(|e| bad("topicId", e.message().to_owned()))?;
+        if field(0).len() != 22 {
+            return Err(bad("topicId", "a key carries the 22-character uuid form, without padding".into()));
+        }
         let topic = field(1);
         check_topic_name(topic).map_err(|e| bad("topic", e.message().to_owned()))?;
         fn number<T: std::str::FromStr + ToString>(text: &str) -> Option<T> {

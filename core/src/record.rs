@@ -258,7 +258,12 @@ fn header_number(r: &mut Reader<'_>, field: &str, too_large: ErrorKind) -> Resul
             format!("value {v} for {field} is too large"),
         ));
     }
-    Ok(v as i16)
+    let narrowed = v as i16;
+    if i32::from(narrowed) != v {
+        // A negative Java int that Kafka narrows to a short: accepted, but not its own spelling.
+        r.mark_noncanonical();
+    }
+    Ok(narrowed)
 }
 
 fn check_nested_version(
