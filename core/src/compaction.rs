@@ -73,7 +73,11 @@ struct Segment {
 
 impl Segment {
     fn max_timestamp(&self) -> i64 {
-        self.records.iter().map(|r| r.timestamp_ms).max().unwrap_or(i64::MIN)
+        self.records
+            .iter()
+            .map(|r| r.timestamp_ms)
+            .max()
+            .unwrap_or(i64::MIN)
     }
 }
 
@@ -89,7 +93,12 @@ pub struct Log {
 
 impl Log {
     pub fn new(config: TopicConfig) -> Log {
-        Log { config, segments: vec![Segment::default()], next_offset: 0, horizons: HashMap::new() }
+        Log {
+            config,
+            segments: vec![Segment::default()],
+            next_offset: 0,
+            horizons: HashMap::new(),
+        }
     }
 
     pub fn config(&self) -> &TopicConfig {
@@ -103,7 +112,12 @@ impl Log {
 
     /// Appends a record and returns its offset, rolling a new segment first when the active one
     /// is full or older than `segment.ms`.
-    pub fn append(&mut self, timestamp_ms: i64, key: Option<Vec<u8>>, value: Option<Vec<u8>>) -> i64 {
+    pub fn append(
+        &mut self,
+        timestamp_ms: i64,
+        key: Option<Vec<u8>>,
+        value: Option<Vec<u8>>,
+    ) -> i64 {
         let roll = self.segments.last().is_none_or(|s| {
             !s.records.is_empty()
                 && (s.records.len() >= self.config.segment_records
@@ -118,7 +132,12 @@ impl Log {
             if seg.records.is_empty() {
                 seg.first_timestamp_ms = timestamp_ms;
             }
-            seg.records.push(LogRecord { offset, timestamp_ms, key, value });
+            seg.records.push(LogRecord {
+                offset,
+                timestamp_ms,
+                key,
+                value,
+            });
         }
         offset
     }
@@ -153,7 +172,11 @@ impl Log {
             return;
         }
         let limit = now_ms.saturating_sub(self.config.retention_ms);
-        let expired = self.segments.iter().take_while(|s| !s.records.is_empty() && s.max_timestamp() < limit).count();
+        let expired = self
+            .segments
+            .iter()
+            .take_while(|s| !s.records.is_empty() && s.max_timestamp() < limit)
+            .count();
         self.segments.drain(..expired);
         if self.segments.is_empty() {
             self.segments.push(Segment::default());
@@ -165,14 +188,25 @@ impl Log {
     fn compact(&mut self, now_ms: i64) {
         let active = self.segments.len().saturating_sub(1);
         let lag_limit = now_ms.saturating_sub(self.config.min_compaction_lag_ms);
-        let cleanable = self.segments.iter().take(active).take_while(|s| s.max_timestamp() <= lag_limit).count();
+        let cleanable = self
+            .segments
+            .iter()
+            .take(active)
+            .take_while(|s| s.max_timestamp() <= lag_limit)
+            .count();
         let mut latest: HashMap<&[u8], i64> = HashMap::new();
-        for r in self.segments.iter().take(cleanable).flat_map(|s| s.records.iter()) {
+        for r in self
+            .segments
+            .iter()
+            .take(cleanable)
+            .flat_map(|s| s.records.iter())
+        {
             if let Some(k) = &r.key {
                 latest.insert(k, r.offset);
             }
         }
-        let latest: HashMap<Vec<u8>, i64> = latest.into_iter().map(|(k, o)| (k.to_vec(), o)).collect();
+        let latest: HashMap<Vec<u8>, i64> =
+            latest.into_iter().map(|(k, o)| (k.to_vec(), o)).collect();
         let delete_retention = self.config.delete_retention_ms;
         for seg in self.segments.iter_mut().take(cleanable) {
             let horizons = &mut self.horizons;
@@ -184,11 +218,14 @@ impl Log {
                 if r.value.is_some() {
                     return true;
                 }
-                let horizon = *horizons.entry(r.offset).or_insert_with(|| now_ms.saturating_add(delete_retention));
+                let horizon = *horizons
+                    .entry(r.offset)
+                    .or_insert_with(|| now_ms.saturating_add(delete_retention));
                 now_ms < horizon
             });
         }
-        self.horizons.retain(|o, _| latest.values().any(|v| v == o) || *o >= self.next_offset);
+        self.horizons
+            .retain(|o, _| latest.values().any(|v| v == o) || *o >= self.next_offset);
         // Empty closed segments disappear (the cleaner merges small segments).
         let last = self.segments.len().saturating_sub(1);
         let mut i = 0;
@@ -258,7 +295,11 @@ mod tests {
         log.append(20, k("a"), k("2"));
         log.append(40, k("a"), k("3"));
         log.clean(60);
-        assert_eq!(offsets(&log), vec![0, 1, 2], "the segment at 20 is within the lag, nothing cleans");
+        assert_eq!(
+            offsets(&log),
+            vec![0, 1, 2],
+            "the segment at 20 is within the lag, nothing cleans"
+        );
         log.clean(71);
         assert_eq!(offsets(&log), vec![1, 2]);
     }

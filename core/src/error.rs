@@ -53,11 +53,18 @@ pub enum ErrorKind {
     InvalidState,
     /// A bug in rlmeta caught at a binding boundary (a panic). Never expected.
     Internal,
+    /// Bytes that fail an integrity check: a record batch whose CRC-32C does not match (Kafka's
+    /// `CorruptRecordException`), a batch header that cannot be right, compressed data that does
+    /// not decompress or fails its own checksum.
+    Corrupt,
+    /// Input that would make rlmeta use more memory than the caller allowed: compressed records
+    /// that decompress past the limit (a decompression bomb, or a limit set too low).
+    LimitExceeded,
 }
 
 impl ErrorKind {
     /// Every kind, in code order.
-    pub const ALL: [ErrorKind; 17] = [
+    pub const ALL: [ErrorKind; 19] = [
         ErrorKind::Truncated,
         ErrorKind::TrailingBytes,
         ErrorKind::BadFrameVersion,
@@ -74,6 +81,8 @@ impl ErrorKind {
         ErrorKind::NotFound,
         ErrorKind::NotInitialized,
         ErrorKind::InvalidState,
+        ErrorKind::Corrupt,
+        ErrorKind::LimitExceeded,
         ErrorKind::Internal,
     ];
 
@@ -97,6 +106,8 @@ impl ErrorKind {
             ErrorKind::NotInitialized => 15,
             ErrorKind::InvalidState => 16,
             ErrorKind::Internal => 99,
+            ErrorKind::Corrupt => 17,
+            ErrorKind::LimitExceeded => 18,
         }
     }
 
@@ -128,11 +139,14 @@ impl ErrorKind {
         } else if has("BufferUnderflowException")
             || has("Error reading byte array")
             || has("Tried to allocate a collection")
+            || has("tagged fields, but there are only")
         {
             ErrorKind::Truncated
         } else if has("serialized as null")
             || has("had invalid length")
             || has("NegativeArraySizeException")
+            || has("exceeds the maximum allowed count")
+            || has("Invalid negative number of tagged fields")
         {
             ErrorKind::InvalidLength
         } else {
@@ -161,6 +175,8 @@ impl ErrorKind {
             ErrorKind::NotInitialized => "not_initialized",
             ErrorKind::InvalidState => "invalid_state",
             ErrorKind::Internal => "internal",
+            ErrorKind::Corrupt => "corrupt",
+            ErrorKind::LimitExceeded => "limit_exceeded",
         }
     }
 }
@@ -231,7 +247,12 @@ impl Error {
 
     /// An error at a byte offset that belongs to no single field (trailing bytes, a key).
     pub fn at_offset(kind: ErrorKind, offset: usize, message: impl Into<String>) -> Error {
-        Error { kind, offset: Some(offset), field: None, message: message.into() }
+        Error {
+            kind,
+            offset: Some(offset),
+            field: None,
+            message: message.into(),
+        }
     }
 
     /// The same error with a field path prefix (used when a nested value fails, or by a caller

@@ -38,9 +38,16 @@ impl MetadataLevel {
     /// The level with this number. Unknown numbers are an error ("Unknown remote log metadata
     /// feature level"), as in Kafka.
     pub fn from_level(level: i16) -> Result<MetadataLevel> {
-        MetadataLevel::ALL.into_iter().find(|l| l.level() == level).ok_or_else(|| {
-            Error::field(ErrorKind::InvalidArgument, FEATURE_NAME, format!("unknown remote log metadata feature level: {level}"))
-        })
+        MetadataLevel::ALL
+            .into_iter()
+            .find(|l| l.level() == level)
+            .ok_or_else(|| {
+                Error::field(
+                    ErrorKind::InvalidArgument,
+                    FEATURE_NAME,
+                    format!("unknown remote log metadata feature level: {level}"),
+                )
+            })
     }
 
     /// The level a cluster's finalized features say, where `None` (the feature is absent from
@@ -64,7 +71,11 @@ impl MetadataLevel {
 
     /// The topic configuration of `__remote_log_metadata` at this level, as `(name, value)`
     /// pairs to set; `None` values are overrides to remove.
-    pub fn topic_configs(self, v1_retention_ms: i64, v1_segment_ms: i64) -> Vec<(&'static str, Option<String>)> {
+    pub fn topic_configs(
+        self,
+        v1_retention_ms: i64,
+        v1_segment_ms: i64,
+    ) -> Vec<(&'static str, Option<String>)> {
         match self {
             MetadataLevel::V0 => vec![("cleanup.policy", Some("delete".into()))],
             MetadataLevel::V1 => vec![
@@ -87,7 +98,11 @@ impl MetadataLevel {
     pub fn check_upgrade(self, to: MetadataLevel, fresh_cluster: bool) -> Result<()> {
         let refuse = |why: String| Err(Error::field(ErrorKind::InvalidState, FEATURE_NAME, why));
         if to < self {
-            return refuse(format!("cannot downgrade {FEATURE_NAME} from {} to {}", self.level(), to.level()));
+            return refuse(format!(
+                "cannot downgrade {FEATURE_NAME} from {} to {}",
+                self.level(),
+                to.level()
+            ));
         }
         if to.level() - self.level() > 1 && !fresh_cluster {
             return refuse(format!(
@@ -116,7 +131,10 @@ pub enum Readiness {
     /// Null-key records remain; they are expected to be gone at this time (last null-key
     /// timestamp + `segment.ms` + `retention.ms`, as the KIP's tool estimates), if retention is
     /// finite.
-    Wait { null_key_records: u64, estimated_cleanup_ms: Option<i64> },
+    Wait {
+        null_key_records: u64,
+        estimated_cleanup_ms: Option<i64>,
+    },
 }
 
 impl NullKeyScan {
@@ -125,10 +143,15 @@ impl NullKeyScan {
             return Readiness::Ready;
         }
         let estimated_cleanup_ms = match self.last_null_key_timestamp_ms {
-            Some(ts) if retention_ms >= 0 && segment_ms >= 0 => ts.checked_add(segment_ms).and_then(|t| t.checked_add(retention_ms)),
+            Some(ts) if retention_ms >= 0 && segment_ms >= 0 => ts
+                .checked_add(segment_ms)
+                .and_then(|t| t.checked_add(retention_ms)),
             _ => None,
         };
-        Readiness::Wait { null_key_records: self.null_key_records, estimated_cleanup_ms }
+        Readiness::Wait {
+            null_key_records: self.null_key_records,
+            estimated_cleanup_ms,
+        }
     }
 }
 
@@ -147,14 +170,20 @@ pub fn safe_v1_retention_ms(tiered_retention_ms: &[i64], margin_ms: i64) -> Resu
         );
     }
     let longest = tiered_retention_ms.iter().copied().max().unwrap_or(0);
-    longest
-        .checked_add(margin_ms.max(0))
-        .map_or_else(|| refuse("retention overflows a 64-bit millisecond count".into()), Ok)
+    longest.checked_add(margin_ms.max(0)).map_or_else(
+        || refuse("retention overflows a 64-bit millisecond count".into()),
+        Ok,
+    )
 }
 
 /// Checks a requested level-1 retention against the tiered topics' retention. Refuses an unsafe
 /// one with the reason unless `force` is set.
-pub fn check_v1_retention(requested_ms: i64, tiered_retention_ms: &[i64], margin_ms: i64, force: bool) -> Result<()> {
+pub fn check_v1_retention(
+    requested_ms: i64,
+    tiered_retention_ms: &[i64],
+    margin_ms: i64,
+    force: bool,
+) -> Result<()> {
     if force {
         return Ok(());
     }
@@ -187,14 +216,23 @@ mod tests {
     #[test]
     fn levels_and_moves() {
         assert_eq!(MetadataLevel::from_level(2).ok(), Some(V2));
-        assert_eq!(MetadataLevel::from_level(3).err().map(|e| e.kind()), Some(ErrorKind::InvalidArgument));
+        assert_eq!(
+            MetadataLevel::from_level(3).err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidArgument)
+        );
         assert_eq!(MetadataLevel::from_finalized(None).ok(), Some(V0));
         assert!(V0.check_upgrade(V1, false).is_ok());
         assert!(V1.check_upgrade(V2, false).is_ok());
         assert!(V2.check_upgrade(V2, false).is_ok());
-        assert_eq!(V0.check_upgrade(V2, false).err().map(|e| e.kind()), Some(ErrorKind::InvalidState));
+        assert_eq!(
+            V0.check_upgrade(V2, false).err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidState)
+        );
         assert!(V0.check_upgrade(V2, true).is_ok());
-        assert_eq!(V2.check_upgrade(V1, true).err().map(|e| e.kind()), Some(ErrorKind::InvalidState));
+        assert_eq!(
+            V2.check_upgrade(V1, true).err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidState)
+        );
         assert!(!V0.allows_tombstones() && !V0.writes_kip1266_values());
         assert!(V1.allows_tombstones() && V2.writes_kip1266_values());
     }
@@ -209,21 +247,53 @@ mod tests {
 
     #[test]
     fn readiness_estimates_cleanup_like_the_kip_tool() {
-        let scan = NullKeyScan { null_key_records: 4, last_null_key_timestamp_ms: Some(1_780_448_357_367) };
+        let scan = NullKeyScan {
+            null_key_records: 4,
+            last_null_key_timestamp_ms: Some(1_780_448_357_367),
+        };
         assert_eq!(
             scan.readiness(86_400_000, 600_000),
-            Readiness::Wait { null_key_records: 4, estimated_cleanup_ms: Some(1_780_448_357_367 + 86_400_000 + 600_000) }
+            Readiness::Wait {
+                null_key_records: 4,
+                estimated_cleanup_ms: Some(1_780_448_357_367 + 86_400_000 + 600_000)
+            }
         );
-        assert_eq!(scan.readiness(86_400_000, -1), Readiness::Wait { null_key_records: 4, estimated_cleanup_ms: None });
-        assert_eq!(NullKeyScan { null_key_records: 0, last_null_key_timestamp_ms: None }.readiness(1, 1), Readiness::Ready);
+        assert_eq!(
+            scan.readiness(86_400_000, -1),
+            Readiness::Wait {
+                null_key_records: 4,
+                estimated_cleanup_ms: None
+            }
+        );
+        assert_eq!(
+            NullKeyScan {
+                null_key_records: 0,
+                last_null_key_timestamp_ms: None
+            }
+            .readiness(1, 1),
+            Readiness::Ready
+        );
     }
 
     #[test]
     fn v1_retention_must_outlive_every_tiered_topic() {
         let day = 86_400_000;
-        assert_eq!(safe_v1_retention_ms(&[7 * day, 30 * day], 3_600_000).ok(), Some(30 * day + 3_600_000));
-        assert_eq!(safe_v1_retention_ms(&[7 * day, -1], 0).err().map(|e| e.kind()), Some(ErrorKind::InvalidState));
-        assert_eq!(check_v1_retention(14 * day, &[30 * day], 0, false).err().map(|e| e.kind()), Some(ErrorKind::InvalidState));
+        assert_eq!(
+            safe_v1_retention_ms(&[7 * day, 30 * day], 3_600_000).ok(),
+            Some(30 * day + 3_600_000)
+        );
+        assert_eq!(
+            safe_v1_retention_ms(&[7 * day, -1], 0)
+                .err()
+                .map(|e| e.kind()),
+            Some(ErrorKind::InvalidState)
+        );
+        assert_eq!(
+            check_v1_retention(14 * day, &[30 * day], 0, false)
+                .err()
+                .map(|e| e.kind()),
+            Some(ErrorKind::InvalidState)
+        );
         assert!(check_v1_retention(14 * day, &[30 * day], 0, true).is_ok());
         assert!(check_v1_retention(31 * day, &[30 * day], 0, false).is_ok());
     }

@@ -440,6 +440,88 @@ pub fn value_from_json(doc: &Json) -> Result<Value<'static>> {
     value_from_record_json(o.int("apiKey")?, o.int("version")?, o.get("record")?)
 }
 
+// ---------------------------------------------------------------------------------------------
+// Lifecycle events (write-plan scripts, vectors README §6)
+
+fn partition_from(o: &Obj<'_>) -> Result<crate::model::TopicIdPartition> {
+    Ok(crate::model::TopicIdPartition {
+        topic_id: o.uuid("id")?,
+        topic: o.str("name")?.to_owned(),
+        partition: o.int("partition")?,
+    })
+}
+
+fn segment_event_from(o: &Obj<'_>) -> Result<crate::plan::SegmentEvent> {
+    let id = o.obj("remoteLogSegmentId")?;
+    Ok(crate::plan::SegmentEvent {
+        partition: partition_from(&id.obj("topicIdPartition")?)?,
+        segment_id: id.uuid("id")?,
+        broker_id: o.int("brokerId")?,
+        event_timestamp_ms: o.int("eventTimestampMs")?,
+        custom_metadata: if o.map.contains_key("customMetadata") {
+            o.nullable_hex("customMetadata")?.map(Cow::into_owned)
+        } else {
+            None
+        },
+        broker_leader_epoch: o.int("brokerLeaderEpoch")?,
+    })
+}
+
+/// A lifecycle event in the JSON form of write-plan scripts: `{"op": "copyStarted" |
+/// "copyFinished" | "deleteStarted" | "deleteFinished" | "partitionDelete", ...}`.
+pub fn event_from_json(j: &Json) -> Result<crate::plan::Event> {
+    use crate::plan::Event;
+    let o = Obj::new(j, "event")?;
+    match o.str("op")? {
+        "copyStarted" => {
+            let s = o.obj("segment")?;
+            let id = s.obj("remoteLogSegmentId")?;
+            let epochs = epochs_from(&s)?;
+            let mut leader_epochs: Vec<(i32, i64)> =
+                epochs.iter().map(|e| (e.leader_epoch, e.offset)).collect();
+            leader_epochs.sort_by_key(|(e, _)| *e);
+            leader_epochs.dedup_by_key(|(e, _)| *e);
+            Ok(Event::CopyStarted {
+                partition: partition_from(&id.obj("topicIdPartition")?)?,
+                segment: crate::cache::SegmentMetadata {
+                    id: id.uuid("id")?,
+                    start_offset: s.int("startOffset")?,
+                    end_offset: s.int("endOffset")?,
+                    broker_id: s.int("brokerId")?,
+                    max_timestamp_ms: s.int("maxTimestampMs")?,
+                    event_timestamp_ms: s.int("eventTimestampMs")?,
+                    leader_epochs,
+                    segment_size_in_bytes: s.int("segmentSizeInBytes")?,
+                    custom_metadata: s.nullable_hex("customMetadata")?.map(Cow::into_owned),
+                    state: crate::model::SegmentState::CopySegmentStarted,
+                    txn_index_empty: s.bool_or("txnIndexEmpty", false)?,
+                    broker_leader_epoch: o.int("brokerLeaderEpoch")?,
+                },
+            })
+        }
+        "copyFinished" => Ok(Event::CopyFinished(segment_event_from(&o)?)),
+        "deleteStarted" => Ok(Event::DeleteStarted(segment_event_from(&o)?)),
+        "deleteFinished" => Ok(Event::DeleteFinished(segment_event_from(&o)?)),
+        "partitionDelete" => {
+            let state: i8 = o.int("state")?;
+            Ok(Event::PartitionDelete {
+                partition: partition_from(&o.obj("topicIdPartition")?)?,
+                state: crate::model::PartitionDeleteState::from_id(state)
+                    .ok_or_else(|| o.err("state", "unknown partition delete state"))?,
+                broker_id: o.int("brokerId")?,
+                event_timestamp_ms: o.int("eventTimestampMs")?,
+                broker_leader_epoch: o.int("brokerLeaderEpoch")?,
+            })
+        }
+        other => Err(o.err("op", &format!("unknown lifecycle event {other:?}"))),
+    }
+}
+
+/// A planned record as JSON: `{"key": text, "value": hex or null}` (a replay event's form).
+pub fn planned_to_json(p: &crate::plan::Planned) -> Json {
+    json!({"key": p.key.format(), "value": p.value.as_deref().map(to_hex)})
+}
+
 /// Parses JSON text (for bindings, which pass text across the boundary).
 pub fn parse(text: &str) -> Result<Json> {
     serde_json::from_str(text).map_err(|e| {

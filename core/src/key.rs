@@ -53,9 +53,23 @@ pub fn check_topic_name(name: &str) -> Result<()> {
 impl RecordKey {
     /// A key from its fields, refusing a topic name Kafka would not allow (such a name could
     /// make a key that does not parse back).
-    pub fn new(topic_id: Uuid, topic: &str, partition: i32, end_offset: i64, broker_leader_epoch: i32, update: bool) -> Result<RecordKey> {
+    pub fn new(
+        topic_id: Uuid,
+        topic: &str,
+        partition: i32,
+        end_offset: i64,
+        broker_leader_epoch: i32,
+        update: bool,
+    ) -> Result<RecordKey> {
         check_topic_name(topic)?;
-        Ok(RecordKey { topic_id, topic: topic.to_owned(), partition, end_offset, broker_leader_epoch, update })
+        Ok(RecordKey {
+            topic_id,
+            topic: topic.to_owned(),
+            partition,
+            end_offset,
+            broker_leader_epoch,
+            update,
+        })
     }
 
     /// The key of a record value as KIP-1266 writes it. Segment records (api key 0) take the bare
@@ -177,7 +191,10 @@ impl RecordKey {
         let field = |i: usize| parts.get(i).copied().unwrap_or_default();
         let topic_id = Uuid::parse(field(0)).map_err(|e| bad("topicId", e.message().to_owned()))?;
         if field(0).len() != 22 {
-            return Err(bad("topicId", "a key carries the 22-character uuid form, without padding".into()));
+            return Err(bad(
+                "topicId",
+                "a key carries the 22-character uuid form, without padding".into(),
+            ));
         }
         let topic = field(1);
         check_topic_name(topic).map_err(|e| bad("topic", e.message().to_owned()))?;

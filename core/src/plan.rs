@@ -55,7 +55,10 @@ pub struct SegmentEvent {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A segment's copy starts; `segment.broker_leader_epoch` is the uploading leader epoch.
-    CopyStarted { partition: TopicIdPartition, segment: SegmentMetadata },
+    CopyStarted {
+        partition: TopicIdPartition,
+        segment: SegmentMetadata,
+    },
     CopyFinished(SegmentEvent),
     DeleteStarted(SegmentEvent),
     /// The segment's remote data is deleted.
@@ -78,11 +81,20 @@ pub struct Planned {
 }
 
 fn tip_entry(tp: &TopicIdPartition) -> TopicIdPartitionEntry<'static> {
-    TopicIdPartitionEntry { name: tp.topic.clone().into(), id: tp.topic_id, partition: tp.partition, unknown_tagged_fields: vec![] }
+    TopicIdPartitionEntry {
+        name: tp.topic.clone().into(),
+        id: tp.topic_id,
+        partition: tp.partition,
+        unknown_tagged_fields: vec![],
+    }
 }
 
 fn segment_id_entry(tp: &TopicIdPartition, id: Uuid) -> SegmentIdEntry<'static> {
-    SegmentIdEntry { topic_id_partition: tip_entry(tp), id, unknown_tagged_fields: vec![] }
+    SegmentIdEntry {
+        topic_id_partition: tip_entry(tp),
+        id,
+        unknown_tagged_fields: vec![],
+    }
 }
 
 fn value_version(level: MetadataLevel) -> i16 {
@@ -90,11 +102,23 @@ fn value_version(level: MetadataLevel) -> i16 {
 }
 
 fn key(tp: &TopicIdPartition, (end_offset, epoch): (i64, i32), update: bool) -> RecordKey {
-    RecordKey { topic_id: tp.topic_id, topic: tp.topic.clone(), partition: tp.partition, end_offset, broker_leader_epoch: epoch, update }
+    RecordKey {
+        topic_id: tp.topic_id,
+        topic: tp.topic.clone(),
+        partition: tp.partition,
+        end_offset,
+        broker_leader_epoch: epoch,
+        update,
+    }
 }
 
 /// The segment record of `m` (state COPY_SEGMENT_STARTED) as written at `level`.
-fn segment_value(tp: &TopicIdPartition, m: &SegmentMetadata, upload_epoch: i32, level: MetadataLevel) -> Result<Vec<u8>> {
+fn segment_value(
+    tp: &TopicIdPartition,
+    m: &SegmentMetadata,
+    upload_epoch: i32,
+    level: MetadataLevel,
+) -> Result<Vec<u8>> {
     let version = value_version(level);
     Value {
         version,
@@ -108,7 +132,11 @@ fn segment_value(tp: &TopicIdPartition, m: &SegmentMetadata, upload_epoch: i32, 
             segment_leader_epochs: m
                 .leader_epochs
                 .iter()
-                .map(|&(leader_epoch, offset)| LeaderEpochEntry { leader_epoch, offset, unknown_tagged_fields: vec![] })
+                .map(|&(leader_epoch, offset)| LeaderEpochEntry {
+                    leader_epoch,
+                    offset,
+                    unknown_tagged_fields: vec![],
+                })
                 .collect(),
             segment_size_in_bytes: m.segment_size_in_bytes,
             custom_metadata: m.custom_metadata.clone().map(Into::into),
@@ -158,18 +186,29 @@ impl Store {
     /// Whether a segment still needs its metadata: known to the cache, or an orphan not yet
     /// DELETE_SEGMENT_FINISHED.
     fn is_live(&self, tp: &TopicIdPartition, id: Uuid) -> bool {
-        self.slot(tp).is_some_and(|s| s.cache.as_ref().is_some_and(|c| c.segment(id).is_some()) || s.orphans.contains_key(&id))
+        self.slot(tp).is_some_and(|s| {
+            s.cache.as_ref().is_some_and(|c| c.segment(id).is_some()) || s.orphans.contains_key(&id)
+        })
     }
 
     /// The key pair of a known segment: where its segment record was written, or, for a segment
     /// written before KIP-1266 (no keyed record), its end offset and recorded upload epoch.
-    fn key_pair_of(&self, tp: &TopicIdPartition, id: Uuid, fallback_epoch: i32) -> Option<(i64, i32)> {
+    fn key_pair_of(
+        &self,
+        tp: &TopicIdPartition,
+        id: Uuid,
+        fallback_epoch: i32,
+    ) -> Option<(i64, i32)> {
         let slot = self.slot(tp)?;
         if let Some(pair) = slot.upload_keys.get(&id) {
             return Some(*pair);
         }
         if let Some(m) = slot.cache.as_ref().and_then(|c| c.segment(id)) {
-            let epoch = if m.broker_leader_epoch != 0 { m.broker_leader_epoch } else { fallback_epoch };
+            let epoch = if m.broker_leader_epoch != 0 {
+                m.broker_leader_epoch
+            } else {
+                fallback_epoch
+            };
             return Some((m.end_offset, epoch));
         }
         let o = slot.orphans.get(&id)?;
@@ -179,25 +218,68 @@ impl Store {
     /// The records to produce for `event` at feature `level`, in order.
     pub fn plan(&self, event: &Event, level: MetadataLevel) -> Result<Vec<Planned>> {
         match event {
-            Event::CopyStarted { partition, segment } => self.plan_copy_started(partition, segment, level),
-            Event::CopyFinished(e) => self.plan_update(e, SegmentState::CopySegmentFinished, level),
-            Event::DeleteStarted(e) => self.plan_update(e, SegmentState::DeleteSegmentStarted, level),
-            Event::DeleteFinished(e) => self.plan_update(e, SegmentState::DeleteSegmentFinished, level),
-            Event::PartitionDelete { partition, state, broker_id, event_timestamp_ms, broker_leader_epoch } => {
-                self.plan_partition_delete(partition, *state, *broker_id, *event_timestamp_ms, *broker_leader_epoch, level)
+            Event::CopyStarted { partition, segment } => {
+                self.plan_copy_started(partition, segment, level)
             }
+            Event::CopyFinished(e) => self.plan_update(e, SegmentState::CopySegmentFinished, level),
+            Event::DeleteStarted(e) => {
+                self.plan_update(e, SegmentState::DeleteSegmentStarted, level)
+            }
+            Event::DeleteFinished(e) => {
+                self.plan_update(e, SegmentState::DeleteSegmentFinished, level)
+            }
+            Event::PartitionDelete {
+                partition,
+                state,
+                broker_id,
+                event_timestamp_ms,
+                broker_leader_epoch,
+            } => self.plan_partition_delete(
+                partition,
+                *state,
+                *broker_id,
+                *event_timestamp_ms,
+                *broker_leader_epoch,
+                level,
+            ),
         }
     }
 
-    fn plan_copy_started(&self, tp: &TopicIdPartition, m: &SegmentMetadata, level: MetadataLevel) -> Result<Vec<Planned>> {
+    fn plan_copy_started(
+        &self,
+        tp: &TopicIdPartition,
+        m: &SegmentMetadata,
+        level: MetadataLevel,
+    ) -> Result<Vec<Planned>> {
         if m.state != SegmentState::CopySegmentStarted {
-            return Err(Error::field(ErrorKind::InvalidArgument, "state", "a copy starts in COPY_SEGMENT_STARTED"));
+            return Err(Error::field(
+                ErrorKind::InvalidArgument,
+                "state",
+                "a copy starts in COPY_SEGMENT_STARTED",
+            ));
         }
-        crate::record::check_offsets_and_epochs(m.start_offset, m.end_offset, m.leader_epochs.len())?;
+        crate::record::check_offsets_and_epochs(
+            m.start_offset,
+            m.end_offset,
+            m.leader_epochs.len(),
+        )?;
         let pair = (m.end_offset, m.broker_leader_epoch);
         if let Some(holders) = self.slot(tp).and_then(|s| s.keys.get(&pair)) {
-            let others = [holders.base, holders.update.and_then(|h| if let Holder::Segment(id, _) = h { Some(id) } else { None })];
-            if let Some(old) = others.into_iter().flatten().find(|&old| old != m.id && self.is_live(tp, old)) {
+            let others = [
+                holders.base,
+                holders.update.and_then(|h| {
+                    if let Holder::Segment(id, _) = h {
+                        Some(id)
+                    } else {
+                        None
+                    }
+                }),
+            ];
+            if let Some(old) = others
+                .into_iter()
+                .flatten()
+                .find(|&old| old != m.id && self.is_live(tp, old))
+            {
                 return Err(refuse(format!(
                     "key {} holds segment {old}, which is not yet DELETE_SEGMENT_FINISHED; delete that upload attempt first",
                     key(tp, pair, false)
@@ -205,41 +287,97 @@ impl Store {
             }
         }
         let value = segment_value(tp, m, m.broker_leader_epoch, level)?;
-        Ok(vec![Planned { key: key(tp, pair, false), value: Some(value) }])
+        Ok(vec![Planned {
+            key: key(tp, pair, false),
+            value: Some(value),
+        }])
     }
 
-    fn plan_update(&self, e: &SegmentEvent, state: SegmentState, level: MetadataLevel) -> Result<Vec<Planned>> {
+    fn plan_update(
+        &self,
+        e: &SegmentEvent,
+        state: SegmentState,
+        level: MetadataLevel,
+    ) -> Result<Vec<Planned>> {
         let tp = &e.partition;
         let pair = self
             .key_pair_of(tp, e.segment_id, e.broker_leader_epoch)
-            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("segment {} of {tp} is not known", e.segment_id)))?;
-        let update = |state| update_value(tp, e.segment_id, state, e.broker_id, e.event_timestamp_ms, e.custom_metadata.clone(), pair, level);
-        let holders = self.slot(tp).and_then(|s| s.keys.get(&pair)).copied().unwrap_or_default();
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NotFound,
+                    format!("segment {} of {tp} is not known", e.segment_id),
+                )
+            })?;
+        let update = |state| {
+            update_value(
+                tp,
+                e.segment_id,
+                state,
+                e.broker_id,
+                e.event_timestamp_ms,
+                e.custom_metadata.clone(),
+                pair,
+                level,
+            )
+        };
+        let holders = self
+            .slot(tp)
+            .and_then(|s| s.keys.get(&pair))
+            .copied()
+            .unwrap_or_default();
         // Another live segment's latest state under the shared update key must survive this write.
         let shared_live = match holders.update {
-            Some(Holder::Segment(other, other_state)) if other != e.segment_id && self.is_live(tp, other) => Some((other, other_state)),
+            Some(Holder::Segment(other, other_state))
+                if other != e.segment_id && self.is_live(tp, other) =>
+            {
+                Some((other, other_state))
+            }
             _ => None,
         };
         let mut out = Vec::new();
         let owns_base = holders.base == Some(e.segment_id);
         if state == SegmentState::DeleteSegmentFinished && level.allows_tombstones() && owns_base {
-            out.push(Planned { key: key(tp, pair, false), value: None });
+            out.push(Planned {
+                key: key(tp, pair, false),
+                value: None,
+            });
         }
-        out.push(Planned { key: key(tp, pair, true), value: Some(update(state)?) });
+        out.push(Planned {
+            key: key(tp, pair, true),
+            value: Some(update(state)?),
+        });
         if let Some((other, other_state)) = shared_live {
             out.push(self.republish_update(tp, other, other_state, pair, level)?);
         } else if state == SegmentState::DeleteSegmentFinished && level.allows_tombstones() {
-            out.push(Planned { key: key(tp, pair, true), value: None });
+            out.push(Planned {
+                key: key(tp, pair, true),
+                value: None,
+            });
         }
         Ok(out)
     }
 
     /// The latest update of a live segment, written again so that it stays the latest value of
     /// a key another segment just wrote.
-    fn republish_update(&self, tp: &TopicIdPartition, id: Uuid, state: SegmentState, pair: (i64, i32), level: MetadataLevel) -> Result<Planned> {
-        let m = self.slot(tp).and_then(|s| s.cache.as_ref()).and_then(|c| c.segment(id));
-        let (broker_id, ts, cm) = m.map_or((-1, -1, None), |m| (m.broker_id, m.event_timestamp_ms, m.custom_metadata.clone()));
-        Ok(Planned { key: key(tp, pair, true), value: Some(update_value(tp, id, state, broker_id, ts, cm, pair, level)?) })
+    fn republish_update(
+        &self,
+        tp: &TopicIdPartition,
+        id: Uuid,
+        state: SegmentState,
+        pair: (i64, i32),
+        level: MetadataLevel,
+    ) -> Result<Planned> {
+        let m = self
+            .slot(tp)
+            .and_then(|s| s.cache.as_ref())
+            .and_then(|c| c.segment(id));
+        let (broker_id, ts, cm) = m.map_or((-1, -1, None), |m| {
+            (m.broker_id, m.event_timestamp_ms, m.custom_metadata.clone())
+        });
+        Ok(Planned {
+            key: key(tp, pair, true),
+            value: Some(update_value(tp, id, state, broker_id, ts, cm, pair, level)?),
+        })
     }
 
     fn plan_partition_delete(
@@ -253,7 +391,11 @@ impl Store {
     ) -> Result<Vec<Planned>> {
         let version = value_version(level);
         let pair = (PARTITION_KEY_END_OFFSET, broker_leader_epoch);
-        let (be, eo) = if version >= 1 { (broker_leader_epoch, PARTITION_KEY_END_OFFSET) } else { (0, 0) };
+        let (be, eo) = if version >= 1 {
+            (broker_leader_epoch, PARTITION_KEY_END_OFFSET)
+        } else {
+            (0, 0)
+        };
         let value = Value {
             version,
             record: Record::PartitionDelete(PartitionDeleteMetadataRecord {
@@ -267,21 +409,37 @@ impl Store {
             }),
         }
         .encode()?;
-        let mut out = vec![Planned { key: key(tp, pair, true), value: Some(value) }];
+        let mut out = vec![Planned {
+            key: key(tp, pair, true),
+            value: Some(value),
+        }];
         if state == PartitionDeleteState::DeletePartitionFinished && level.allows_tombstones() {
             let slot = self.slot(tp);
-            if let Some(live) = slot.and_then(|s| s.cache.as_ref()).and_then(|c| c.segments().first().map(|m| m.id)) {
-                return Err(refuse(format!("segment {live} of {tp} is not yet DELETE_SEGMENT_FINISHED; delete every segment first")));
+            if let Some(live) = slot
+                .and_then(|s| s.cache.as_ref())
+                .and_then(|c| c.segments().first().map(|m| m.id))
+            {
+                return Err(refuse(format!(
+                    "segment {live} of {tp} is not yet DELETE_SEGMENT_FINISHED; delete every segment first"
+                )));
             }
             // Every key of the partition goes, except the finished marker just written.
-            let mut pairs: Vec<_> = slot.map(|s| s.keys.iter().map(|(p, h)| (*p, *h)).collect()).unwrap_or_default();
+            let mut pairs: Vec<_> = slot
+                .map(|s| s.keys.iter().map(|(p, h)| (*p, *h)).collect())
+                .unwrap_or_default();
             pairs.sort_by_key(|(p, _)| *p);
             for (p, h) in pairs {
                 if h.base.is_some() {
-                    out.push(Planned { key: key(tp, p, false), value: None });
+                    out.push(Planned {
+                        key: key(tp, p, false),
+                        value: None,
+                    });
                 }
                 if h.update.is_some() && p != pair {
-                    out.push(Planned { key: key(tp, p, true), value: None });
+                    out.push(Planned {
+                        key: key(tp, p, true),
+                        value: None,
+                    });
                 }
             }
         }
@@ -291,19 +449,40 @@ impl Store {
     /// Records that make a segment written before KIP-1266 (null keys) survive compaction: its
     /// segment record and its latest update, written again under its keys. Migration writes
     /// these for every live segment before null-key records can expire.
-    pub fn plan_backfill(&self, tp: &TopicIdPartition, upload_epoch: i32, level: MetadataLevel) -> Result<Vec<Planned>> {
+    pub fn plan_backfill(
+        &self,
+        tp: &TopicIdPartition,
+        upload_epoch: i32,
+        level: MetadataLevel,
+    ) -> Result<Vec<Planned>> {
         let Some(cache) = self.slot(tp).and_then(|s| s.cache.as_ref()) else {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
         for m in cache.segments() {
-            let Some(pair) = self.key_pair_of(tp, m.id, upload_epoch) else { continue };
-            let holders = self.slot(tp).and_then(|s| s.keys.get(&pair)).copied().unwrap_or_default();
-            if holders.base.is_some_and(|b| b != m.id && self.is_live(tp, b)) {
-                return Err(refuse(format!("segments {} and {m:?} share key {}", holders.base.map(|b| b.to_string()).unwrap_or_default(), key(tp, pair, false))));
+            let Some(pair) = self.key_pair_of(tp, m.id, upload_epoch) else {
+                continue;
+            };
+            let holders = self
+                .slot(tp)
+                .and_then(|s| s.keys.get(&pair))
+                .copied()
+                .unwrap_or_default();
+            if holders
+                .base
+                .is_some_and(|b| b != m.id && self.is_live(tp, b))
+            {
+                return Err(refuse(format!(
+                    "segments {} and {m:?} share key {}",
+                    holders.base.map(|b| b.to_string()).unwrap_or_default(),
+                    key(tp, pair, false)
+                )));
             }
             if holders.base != Some(m.id) {
-                out.push(Planned { key: key(tp, pair, false), value: Some(segment_value(tp, m, pair.1, level)?) });
+                out.push(Planned {
+                    key: key(tp, pair, false),
+                    value: Some(segment_value(tp, m, pair.1, level)?),
+                });
             }
             let has_update = matches!(holders.update, Some(Holder::Segment(id, s)) if id == m.id && s == m.state);
             if m.state != SegmentState::CopySegmentStarted && !has_update {

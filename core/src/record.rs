@@ -21,6 +21,8 @@ use crate::wire::{RawTaggedField, Reader, Writer};
 pub const FRAME_VERSION: i16 = 1;
 /// The highest record version rlmeta reads and writes (KIP-1266's version 1).
 pub const HIGHEST_VERSION: i16 = 1;
+/// Kafka 4.4.0 refuses a tagged-field section claiming more fields than this.
+const MAX_TAGGED_FIELDS: u32 = 10_000;
 /// Frame header numbers above this are refused ("Value for ... was too large").
 const MAX_HEADER_VALUE: i32 = i16::MAX as i32;
 
@@ -299,7 +301,16 @@ fn read_tags<'a>(
     field: &str,
     mut known: impl FnMut(&mut Reader<'a>, u32) -> Result<bool>,
 ) -> Result<TaggedFields<'a>> {
+    let at = r.position();
     let count = r.uvarint(field)?;
+    if count > MAX_TAGGED_FIELDS {
+        return Err(Error::at(
+            ErrorKind::InvalidLength,
+            at,
+            field,
+            format!("{count} tagged fields exceed the maximum of {MAX_TAGGED_FIELDS}"),
+        ));
+    }
     let mut unknown = Vec::new();
     let mut prev: Option<u32> = None;
     for _ in 0..count {

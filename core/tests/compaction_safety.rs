@@ -61,7 +61,11 @@ impl Sim {
             segment_records: 4,
         };
         Sim {
-            tp: TopicIdPartition { topic_id: Uuid::new(11, 22), topic: "orders".into(), partition: 3 },
+            tp: TopicIdPartition {
+                topic_id: Uuid::new(11, 22),
+                topic: "orders".into(),
+                partition: 3,
+            },
             level,
             store: Store::new(),
             full: Log::new(config),
@@ -82,8 +86,11 @@ impl Sim {
         for r in records {
             self.now += 1;
             let key = r.key.format().into_bytes();
-            let offset = self.full.append(self.now, Some(key.clone()), r.value.clone());
-            self.cleaned.append(self.now, Some(key.clone()), r.value.clone());
+            let offset = self
+                .full
+                .append(self.now, Some(key.clone()), r.value.clone());
+            self.cleaned
+                .append(self.now, Some(key.clone()), r.value.clone());
             self.store.apply(offset, Some(&key), r.value.as_deref());
             if self.clean_bits >> (self.produced_in_step % 64) & 1 == 1 {
                 self.cleaned.clean(self.now + 1_000);
@@ -134,9 +141,20 @@ impl Sim {
             txn_index_empty: true,
             broker_leader_epoch: self.epoch,
         };
-        let ok = self.run(Event::CopyStarted { partition: self.tp.clone(), segment });
+        let ok = self.run(Event::CopyStarted {
+            partition: self.tp.clone(),
+            segment,
+        });
         ok.then(|| {
-            self.segments.insert(id, (start, start + len, self.epoch, SegmentState::CopySegmentStarted));
+            self.segments.insert(
+                id,
+                (
+                    start,
+                    start + len,
+                    self.epoch,
+                    SegmentState::CopySegmentStarted,
+                ),
+            );
             id
         })
     }
@@ -164,7 +182,11 @@ impl Sim {
     }
 
     fn live(&self) -> Vec<Uuid> {
-        self.segments.iter().filter(|(_, s)| s.3 != SegmentState::DeleteSegmentFinished).map(|(id, _)| *id).collect()
+        self.segments
+            .iter()
+            .filter(|(_, s)| s.3 != SegmentState::DeleteSegmentFinished)
+            .map(|(id, _)| *id)
+            .collect()
     }
 
     /// One random step of broker life.
@@ -173,7 +195,11 @@ impl Sim {
             return;
         }
         self.produced_in_step = 0;
-        self.clean_bits = if arg % 3 == 0 { u64::from(choice).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 8 } else { 0 };
+        self.clean_bits = if arg % 3 == 0 {
+            u64::from(choice).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 8
+        } else {
+            0
+        };
         match choice % 10 {
             // A normal upload by the current leader, possibly spanning a leader change.
             0..=2 => {
@@ -236,7 +262,11 @@ impl Sim {
             }
             // The cleaner runs now, or much later (tombstones past their horizon go).
             8 => {
-                let at = if arg % 2 == 0 { self.now } else { self.now + 1_000 };
+                let at = if arg % 2 == 0 {
+                    self.now
+                } else {
+                    self.now + 1_000
+                };
                 self.cleaned.clean(at);
             }
             // The partition is deleted: every segment first, then the partition.
@@ -284,38 +314,77 @@ impl Sim {
                 (a, b) => Err(format!("partition held: full {a}, cleaned {b}")),
             };
         };
-        let all = |v: Vec<&SegmentMetadata>| -> BTreeMap<Uuid, SegmentState> { v.into_iter().map(|m| (m.id, m.state)).collect() };
+        let all = |v: Vec<&SegmentMetadata>| -> BTreeMap<Uuid, SegmentState> {
+            v.into_iter().map(|m| (m.id, m.state)).collect()
+        };
         let (lf, lc) = (all(f), all(c));
         // Nothing comes back and no state differs; only segments whose data is gone may be missing.
         for (id, state) in &lc {
             if lf.get(id) != Some(state) {
-                return Err(format!("cleaned log shows {id} as {state:?}, full log as {:?}", lf.get(id)));
+                return Err(format!(
+                    "cleaned log shows {id} as {state:?}, full log as {:?}",
+                    lf.get(id)
+                ));
             }
         }
-        if let Some((id, state)) = lf.iter().find(|(id, _)| !self.data_deleted.contains(id) && !lc.contains_key(id)) {
+        if let Some((id, state)) = lf
+            .iter()
+            .find(|(id, _)| !self.data_deleted.contains(id) && !lc.contains_key(id))
+        {
             return Err(format!("cleaned log lost live segment {id} ({state:?})"));
         }
-        let live_orphans: Vec<_> = cleaned.orphans(tp).into_iter().filter(|o| !self.data_deleted.contains(&o.segment_id)).collect();
+        let live_orphans: Vec<_> = cleaned
+            .orphans(tp)
+            .into_iter()
+            .filter(|o| !self.data_deleted.contains(&o.segment_id))
+            .collect();
         if !live_orphans.is_empty() {
-            return Err(format!("live segments lost their segment record: {live_orphans:?}"));
+            return Err(format!(
+                "live segments lost their segment record: {live_orphans:?}"
+            ));
         }
         for epoch in 0..=self.epoch {
-            let (hf, hc) = (full.highest_offset_for_epoch(tp, epoch).ok().flatten(), cleaned.highest_offset_for_epoch(tp, epoch).ok().flatten());
+            let (hf, hc) = (
+                full.highest_offset_for_epoch(tp, epoch).ok().flatten(),
+                cleaned.highest_offset_for_epoch(tp, epoch).ok().flatten(),
+            );
             if hc > hf {
-                return Err(format!("epoch {epoch}: highest offset {hc:?} above the full log's {hf:?}"));
+                return Err(format!(
+                    "epoch {epoch}: highest offset {hc:?} above the full log's {hf:?}"
+                ));
             }
             for offset in 0..self.next_offset + 2 {
-                let sf = full.segment_for(tp, epoch, offset).ok().flatten().map(|m| m.id);
-                let sc = cleaned.segment_for(tp, epoch, offset).ok().flatten().map(|m| m.id);
+                let sf = full
+                    .segment_for(tp, epoch, offset)
+                    .ok()
+                    .flatten()
+                    .map(|m| m.id);
+                let sc = cleaned
+                    .segment_for(tp, epoch, offset)
+                    .ok()
+                    .flatten()
+                    .map(|m| m.id);
                 match (sf, sc) {
                     (a, b) if a == b => {}
                     (Some(a), _) if self.data_deleted.contains(&a) => {}
                     (None, Some(b)) if lf.get(&b) == Some(&SegmentState::CopySegmentFinished) => {}
-                    (a, b) => return Err(format!("epoch {epoch} offset {offset}: full serves {a:?}, cleaned {b:?}")),
+                    (a, b) => {
+                        return Err(format!(
+                            "epoch {epoch} offset {offset}: full serves {a:?}, cleaned {b:?}"
+                        ));
+                    }
                 }
-                if let Some(m) = sc.and_then(|id| cleaned.segment_for(tp, epoch, offset).ok().flatten().filter(|m| m.id == id)) {
+                if let Some(m) = sc.and_then(|id| {
+                    cleaned
+                        .segment_for(tp, epoch, offset)
+                        .ok()
+                        .flatten()
+                        .filter(|m| m.id == id)
+                }) {
                     if hc.is_none_or(|h| h < m.epoch_end(epoch).unwrap_or(i64::MIN)) {
-                        return Err(format!("epoch {epoch}: highest offset {hc:?} below live segment end"));
+                        return Err(format!(
+                            "epoch {epoch}: highest offset {hc:?} below live segment end"
+                        ));
                     }
                 }
             }
@@ -325,7 +394,10 @@ impl Sim {
 }
 
 fn history() -> impl Strategy<Value = (bool, Vec<(u8, u8)>)> {
-    (any::<bool>(), proptest::collection::vec((any::<u8>(), any::<u8>()), 5..40))
+    (
+        any::<bool>(),
+        proptest::collection::vec((any::<u8>(), any::<u8>()), 5..40),
+    )
 }
 
 proptest! {

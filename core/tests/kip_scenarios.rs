@@ -12,7 +12,11 @@ use rlmeta::{ErrorKind, RecordKey};
 const LEVEL: MetadataLevel = MetadataLevel::V2;
 
 fn tp() -> TopicIdPartition {
-    TopicIdPartition { topic_id: Uuid::parse("T8fJ9Kz3RyWxP2mQ4nL7vA").unwrap_or_default(), topic: "topicA".into(), partition: 0 }
+    TopicIdPartition {
+        topic_id: Uuid::parse("T8fJ9Kz3RyWxP2mQ4nL7vA").unwrap_or_default(),
+        topic: "topicA".into(),
+        partition: 0,
+    }
 }
 
 fn uuid(n: i64) -> Uuid {
@@ -27,7 +31,14 @@ struct Cluster {
 
 impl Cluster {
     fn new() -> Cluster {
-        Cluster { store: Store::new(), log: Log::new(TopicConfig { segment_records: 2, ..TopicConfig::compacted() }), now: 0 }
+        Cluster {
+            store: Store::new(),
+            log: Log::new(TopicConfig {
+                segment_records: 2,
+                ..TopicConfig::compacted()
+            }),
+            now: 0,
+        }
     }
 
     fn produce(&mut self, records: Vec<Planned>) -> Vec<String> {
@@ -35,9 +46,16 @@ impl Cluster {
         for r in records {
             self.now += 1;
             let key = r.key.format();
-            let offset = self.log.append(self.now, Some(key.clone().into_bytes()), r.value.clone());
-            self.store.apply(offset, Some(key.as_bytes()), r.value.as_deref());
-            keys.push(if r.value.is_some() { key } else { format!("{key} -> null") });
+            let offset = self
+                .log
+                .append(self.now, Some(key.clone().into_bytes()), r.value.clone());
+            self.store
+                .apply(offset, Some(key.as_bytes()), r.value.as_deref());
+            keys.push(if r.value.is_some() {
+                key
+            } else {
+                format!("{key} -> null")
+            });
         }
         keys
     }
@@ -48,10 +66,17 @@ impl Cluster {
     }
 
     fn plan(&mut self, e: Event) -> Vec<String> {
-        self.try_plan(e).unwrap_or_else(|e| panic!("planner refused: {e}"))
+        self.try_plan(e)
+            .unwrap_or_else(|e| panic!("planner refused: {e}"))
     }
 
-    fn started(&mut self, id: Uuid, start: i64, end: i64, epoch: i32) -> rlmeta::Result<Vec<String>> {
+    fn started(
+        &mut self,
+        id: Uuid,
+        start: i64,
+        end: i64,
+        epoch: i32,
+    ) -> rlmeta::Result<Vec<String>> {
         let segment = SegmentMetadata {
             id,
             start_offset: start,
@@ -66,15 +91,27 @@ impl Cluster {
             txn_index_empty: true,
             broker_leader_epoch: epoch,
         };
-        self.try_plan(Event::CopyStarted { partition: tp(), segment })
+        self.try_plan(Event::CopyStarted {
+            partition: tp(),
+            segment,
+        })
     }
 
     fn ev(&self, id: Uuid, epoch: i32) -> SegmentEvent {
-        SegmentEvent { partition: tp(), segment_id: id, broker_id: 101, event_timestamp_ms: self.now, custom_metadata: None, broker_leader_epoch: epoch }
+        SegmentEvent {
+            partition: tp(),
+            segment_id: id,
+            broker_id: 101,
+            event_timestamp_ms: self.now,
+            custom_metadata: None,
+            broker_leader_epoch: epoch,
+        }
     }
 
     fn upload(&mut self, id: Uuid, start: i64, end: i64, epoch: i32) -> Vec<String> {
-        let mut keys = self.started(id, start, end, epoch).unwrap_or_else(|e| panic!("{e}"));
+        let mut keys = self
+            .started(id, start, end, epoch)
+            .unwrap_or_else(|e| panic!("{e}"));
         keys.extend(self.plan(Event::CopyFinished(self.ev(id, epoch))));
         keys
     }
@@ -88,7 +125,8 @@ impl Cluster {
     /// The cleaner runs long after everything (tombstones past their horizon too).
     fn compact(&mut self) {
         self.now += 10 * 86_400_000;
-        self.log.append(self.now, Some(b"roll".to_vec()), Some(b"x".to_vec()));
+        self.log
+            .append(self.now, Some(b"roll".to_vec()), Some(b"x".to_vec()));
         self.log.clean(self.now);
         self.log.clean(self.now + 2 * 86_400_000);
     }
@@ -97,7 +135,11 @@ impl Cluster {
         let mut keys: Vec<String> = self
             .log
             .records()
-            .filter_map(|r| r.key.as_ref().map(|k| String::from_utf8_lossy(k).into_owned()))
+            .filter_map(|r| {
+                r.key
+                    .as_ref()
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+            })
             .filter(|k| k != "roll")
             .collect();
         keys.sort();
@@ -116,21 +158,43 @@ impl Cluster {
 }
 
 fn k(end: i64, epoch: i32, update: bool) -> String {
-    RecordKey { topic_id: tp().topic_id, topic: "topicA".into(), partition: 0, end_offset: end, broker_leader_epoch: epoch, update }.format()
+    RecordKey {
+        topic_id: tp().topic_id,
+        topic: "topicA".into(),
+        partition: 0,
+        end_offset: end,
+        broker_leader_epoch: epoch,
+        update,
+    }
+    .format()
 }
 
 fn listing(store: &Store) -> Vec<(Uuid, SegmentState)> {
-    store.segments(&tp()).unwrap_or_default().into_iter().map(|m| (m.id, m.state)).collect()
+    store
+        .segments(&tp())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| (m.id, m.state))
+        .collect()
 }
 
 /// Scenario 1: a normal upload keeps its two keys; the cache holds one finished segment.
 #[test]
 fn scenario_1_normal_upload() {
     let mut c = Cluster::new();
-    assert_eq!(c.upload(uuid(1), 0, 1000, 3), vec![k(1000, 3, false), k(1000, 3, true)]);
+    assert_eq!(
+        c.upload(uuid(1), 0, 1000, 3),
+        vec![k(1000, 3, false), k(1000, 3, true)]
+    );
     c.compact();
-    assert_eq!(c.surviving_keys(), vec![k(1000, 3, false), k(1000, 3, true)]);
-    assert_eq!(listing(&c.restart()), vec![(uuid(1), SegmentState::CopySegmentFinished)]);
+    assert_eq!(
+        c.surviving_keys(),
+        vec![k(1000, 3, false), k(1000, 3, true)]
+    );
+    assert_eq!(
+        listing(&c.restart()),
+        vec![(uuid(1), SegmentState::CopySegmentFinished)]
+    );
 }
 
 /// Scenario 2: a leadership change during upload: both uploads keep their keys, both segments
@@ -141,10 +205,21 @@ fn scenario_2_leadership_change_during_upload() {
     c.upload(uuid(0xA), 1001, 2000, 3);
     c.upload(uuid(0xB), 1001, 2000, 4);
     c.compact();
-    assert_eq!(c.surviving_keys(), vec![k(2000, 3, false), k(2000, 3, true), k(2000, 4, false), k(2000, 4, true)]);
+    assert_eq!(
+        c.surviving_keys(),
+        vec![
+            k(2000, 3, false),
+            k(2000, 3, true),
+            k(2000, 4, false),
+            k(2000, 4, true)
+        ]
+    );
     let s = c.restart();
     assert_eq!(listing(&s).len(), 2);
-    assert_eq!(s.segment_for(&tp(), 4, 1500).ok().flatten().map(|m| m.id), Some(uuid(0xB)));
+    assert_eq!(
+        s.segment_for(&tp(), 4, 1500).ok().flatten().map(|m| m.id),
+        Some(uuid(0xB))
+    );
 }
 
 /// Scenario 3: a failed upload retried in the same epoch with a new segment id. The KIP lets the
@@ -155,12 +230,21 @@ fn scenario_3_failed_upload_same_epoch() {
     let mut c = Cluster::new();
     c.started(uuid(0xA), 2001, 3000, 5).unwrap_or_default();
     let refused = c.started(uuid(0xB), 2001, 3000, 5);
-    assert_eq!(refused.err().map(|e| e.kind()), Some(ErrorKind::InvalidState));
+    assert_eq!(
+        refused.err().map(|e| e.kind()),
+        Some(ErrorKind::InvalidState)
+    );
     c.delete(uuid(0xA), 5);
     c.upload(uuid(0xB), 2001, 3000, 5);
     c.compact();
-    assert_eq!(c.surviving_keys(), vec![k(3000, 5, false), k(3000, 5, true)]);
-    assert_eq!(listing(&c.restart()), vec![(uuid(0xB), SegmentState::CopySegmentFinished)]);
+    assert_eq!(
+        c.surviving_keys(),
+        vec![k(3000, 5, false), k(3000, 5, true)]
+    );
+    assert_eq!(
+        listing(&c.restart()),
+        vec![(uuid(0xB), SegmentState::CopySegmentFinished)]
+    );
 }
 
 /// Scenario 4: a segment uploaded three times (epochs 3, 4, 5) is deleted by epoch 6. The KIP
@@ -174,10 +258,30 @@ fn scenario_4_segment_deletion() {
         c.upload(uuid(id), 0, 1000, epoch);
     }
     let keys = c.delete(uuid(0xC), 6);
-    assert_eq!(keys, vec![k(1000, 5, true), k(1000, 5, false) + " -> null", k(1000, 5, true), k(1000, 5, true) + " -> null"]);
+    assert_eq!(
+        keys,
+        vec![
+            k(1000, 5, true),
+            k(1000, 5, false) + " -> null",
+            k(1000, 5, true),
+            k(1000, 5, true) + " -> null"
+        ]
+    );
     c.compact();
-    assert_eq!(c.surviving_keys(), vec![k(1000, 3, false), k(1000, 3, true), k(1000, 4, false), k(1000, 4, true)]);
-    assert_eq!(listing(&c.restart()).len(), 2, "the older uploads are still in remote storage and still listed");
+    assert_eq!(
+        c.surviving_keys(),
+        vec![
+            k(1000, 3, false),
+            k(1000, 3, true),
+            k(1000, 4, false),
+            k(1000, 4, true)
+        ]
+    );
+    assert_eq!(
+        listing(&c.restart()).len(),
+        2,
+        "the older uploads are still in remote storage and still listed"
+    );
     c.delete(uuid(0xA), 6);
     c.delete(uuid(0xB), 6);
     c.compact();
@@ -191,17 +295,30 @@ fn scenario_5_partition_deletion() {
     let mut c = Cluster::new();
     c.upload(uuid(1), 0, 99, 1);
     c.upload(uuid(2), 100, 199, 1);
-    let pd = |state| Event::PartitionDelete { partition: tp(), state, broker_id: 101, event_timestamp_ms: 5, broker_leader_epoch: 2 };
+    let pd = |state| Event::PartitionDelete {
+        partition: tp(),
+        state,
+        broker_id: 101,
+        event_timestamp_ms: 5,
+        broker_leader_epoch: 2,
+    };
     c.plan(pd(PartitionDeleteState::DeletePartitionMarked));
     c.plan(pd(PartitionDeleteState::DeletePartitionStarted));
     let refused = c.try_plan(pd(PartitionDeleteState::DeletePartitionFinished));
-    assert_eq!(refused.err().map(|e| e.kind()), Some(ErrorKind::InvalidState), "segments must be deleted first");
+    assert_eq!(
+        refused.err().map(|e| e.kind()),
+        Some(ErrorKind::InvalidState),
+        "segments must be deleted first"
+    );
     c.delete(uuid(1), 2);
     c.delete(uuid(2), 2);
     c.plan(pd(PartitionDeleteState::DeletePartitionFinished));
     c.compact();
     assert_eq!(c.surviving_keys(), vec![k(-1, 2, true)]);
-    assert_eq!(c.restart().segments(&tp()).err().map(|e| e.kind()), Some(ErrorKind::NotFound));
+    assert_eq!(
+        c.restart().segments(&tp()).err().map(|e| e.kind()),
+        Some(ErrorKind::NotFound)
+    );
 }
 
 /// Why rlmeta does not tombstone by prefix. PR-A (apache/kafka#22459) tombstones, on a
@@ -219,19 +336,35 @@ fn prefix_rule_of_pr_22459_loses_a_live_segment() {
     c.delete(uuid(2), 1);
 
     // rlmeta: segment 1 survives compaction.
-    let mut ours = Cluster { store: c.store.clone(), log: c.log.clone(), now: c.now };
+    let mut ours = Cluster {
+        store: c.store.clone(),
+        log: c.log.clone(),
+        now: c.now,
+    };
     ours.compact();
-    assert_eq!(listing(&ours.restart()), vec![(uuid(1), SegmentState::CopySegmentFinished)]);
+    assert_eq!(
+        listing(&ours.restart()),
+        vec![(uuid(1), SegmentState::CopySegmentFinished)]
+    );
 
     // PR-A: the same log plus the prefix rule's tombstones for end offset <= 199, epoch <= 1.
-    let mut theirs = Cluster { store: c.store.clone(), log: c.log.clone(), now: c.now };
+    let mut theirs = Cluster {
+        store: c.store.clone(),
+        log: c.log.clone(),
+        now: c.now,
+    };
     let prefix: Vec<(i64, i32)> = vec![(99, 1), (199, 1)];
     for (end, epoch) in prefix {
         for update in [true, false] {
             theirs.now += 1;
-            theirs.log.append(theirs.now, Some(k(end, epoch, update).into_bytes()), None);
+            theirs
+                .log
+                .append(theirs.now, Some(k(end, epoch, update).into_bytes()), None);
         }
     }
     theirs.compact();
-    assert!(listing(&theirs.restart()).is_empty(), "the prefix rule forgot live segment 1");
+    assert!(
+        listing(&theirs.restart()).is_empty(),
+        "the prefix rule forgot live segment 1"
+    );
 }

@@ -324,8 +324,14 @@ impl Store {
 
     /// A tombstone: the key now holds nothing.
     fn forget_key(&mut self, k: &RecordKey) {
-        let tp = TopicIdPartition { topic_id: k.topic_id, topic: k.topic.clone(), partition: k.partition };
-        let Some(slot) = self.partitions.get_mut(&tp) else { return };
+        let tp = TopicIdPartition {
+            topic_id: k.topic_id,
+            topic: k.topic.clone(),
+            partition: k.partition,
+        };
+        let Some(slot) = self.partitions.get_mut(&tp) else {
+            return;
+        };
         let pair = (k.end_offset, k.broker_leader_epoch);
         if let Some(h) = slot.keys.get_mut(&pair) {
             if k.update {
@@ -337,14 +343,21 @@ impl Store {
                 slot.keys.remove(&pair);
             }
         }
-        slot.orphans.retain(|_, o| o.key.as_deref() != Some(&k.format()));
+        slot.orphans
+            .retain(|_, o| o.key.as_deref() != Some(&k.format()));
     }
 
     /// A keyed record: its key now holds this value.
     fn hold_key(&mut self, k: &RecordKey, v: &Value<'_>) {
-        let tp = TopicIdPartition { topic_id: k.topic_id, topic: k.topic.clone(), partition: k.partition };
+        let tp = TopicIdPartition {
+            topic_id: k.topic_id,
+            topic: k.topic.clone(),
+            partition: k.partition,
+        };
         self.load_partition(&tp);
-        let Some(slot) = self.partitions.get_mut(&tp) else { return };
+        let Some(slot) = self.partitions.get_mut(&tp) else {
+            return;
+        };
         let pair = (k.end_offset, k.broker_leader_epoch);
         let h = slot.keys.entry(pair).or_default();
         match &v.record {
@@ -361,7 +374,8 @@ impl Store {
                 }
             }
             Record::PartitionDelete(d) => {
-                if let Some(state) = PartitionDeleteState::from_id(d.remote_partition_delete_state) {
+                if let Some(state) = PartitionDeleteState::from_id(d.remote_partition_delete_state)
+                {
                     h.update = Some(Holder::PartitionDelete(state));
                 }
             }

@@ -13,21 +13,22 @@ pub struct Tally {
     pub by_kind: BTreeMap<&'static str, usize>,
 }
 
-/// Runs every case of one file, printing a line per failure.
-pub fn run_file(path: &str, verbose: bool, tally: &mut Tally) {
+/// Runs every case of one file, printing a line per failure. With `emit`, plan cases print
+/// their produced log to stdout, one JSON object a line.
+pub fn run_file(path: &str, verbose: bool, emit: bool, tally: &mut Tally) {
     let doc = match std::fs::read_to_string(path)
         .map_err(|e| e.to_string())
         .and_then(|t| serde_json::from_str::<Json>(&t).map_err(|e| e.to_string()))
     {
         Ok(d) => d,
         Err(e) => {
-            println!("FAIL {path}: cannot read vector file: {e}");
+            eprintln!("FAIL {path}: cannot read vector file: {e}");
             tally.failed += 1;
             return;
         }
     };
     let Some(cases) = doc.get("cases").and_then(Json::as_array) else {
-        println!("FAIL {path}: no \"cases\" array");
+        eprintln!("FAIL {path}: no \"cases\" array");
         tally.failed += 1;
         return;
     };
@@ -36,18 +37,32 @@ pub fn run_file(path: &str, verbose: bool, tally: &mut Tally) {
             .get("name")
             .and_then(Json::as_str)
             .map_or_else(|| format!("#{i}"), str::to_owned);
+        if emit && case.get("kind").and_then(Json::as_str) == Some("plan") {
+            match crate::plan::run_plan(case) {
+                Ok(log) => log.iter().for_each(|r| println!("{r}")),
+                Err(why) => eprintln!("cannot emit {name}: {why}"),
+            }
+        }
         let (kind, result) = run_case(case);
         *tally.by_kind.entry(kind).or_default() += 1;
         match result {
             Ok(()) => {
                 tally.passed += 1;
                 if verbose {
-                    println!("ok   {path}: {name}");
+                    eprintln!("ok   {path}: {name}");
                 }
             }
-            Err(why) => {
+            Err(mut why) => {
                 tally.failed += 1;
-                println!("FAIL {path}: {name} ({kind}): {why}");
+                if why.len() > 2000 {
+                    let cut = (0..=2000)
+                        .rev()
+                        .find(|&i| why.is_char_boundary(i))
+                        .unwrap_or(0);
+                    why.truncate(cut);
+                    why.push_str(" ...");
+                }
+                eprintln!("FAIL {path}: {name} ({kind}): {why}");
             }
         }
     }
@@ -58,6 +73,7 @@ fn run_case(case: &Json) -> (&'static str, Result<(), String>) {
     match kind {
         Some("value") => ("value", value_case(case)),
         Some("replay") => ("replay", crate::replay::replay_case(case)),
+        Some("plan") => ("plan", crate::plan::plan_case(case)),
         Some(other) => (
             "unsupported",
             Err(format!(

@@ -1,10 +1,14 @@
-//! `rlmeta-conformance FILE...`: checks every case of conformance vector files (vectors README
-//! §1-4) against rlmeta and prints `N passed, M failed` as its last line; exits 1 on any failure.
+//! `rlmeta-conformance [-v] [--emit] FILE...`: checks every case of conformance vector files
+//! (vectors README §1-6: values, invalid values, keys, partitioner, replay, write plans) against
+//! rlmeta and prints `N passed, M failed` as its last line; exits 1 on any failure. Failures are
+//! listed on stderr. With `--emit`, plan scripts print their produced log on stdout (one
+//! `{"key", "value"}` object a line) and the tally goes to stderr, so stdout is the log alone.
 //!
 //! `rlmeta-conformance --sample N SEED`: prints a value-vector file of N random records encoded
 //! by rlmeta, for Kafka's own deserializer to check (tests/interop DecodeCheck).
 
 mod cases;
+mod plan;
 mod replay;
 mod sample;
 
@@ -19,6 +23,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let verbose = args.iter().any(|a| a == "-v" || a == "--verbose");
+    let emit = args.iter().any(|a| a == "--emit");
     let files: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     if files.is_empty() {
         eprintln!(
@@ -28,12 +33,21 @@ fn main() -> ExitCode {
     }
     let mut tally = cases::Tally::default();
     for file in files {
-        cases::run_file(file, verbose, &mut tally);
+        cases::run_file(file, verbose, emit, &mut tally);
     }
-    for (kind, n) in &tally.by_kind {
-        println!("  {kind}: {n} case(s)");
+    let summary: Vec<String> = tally
+        .by_kind
+        .iter()
+        .map(|(kind, n)| format!("{kind}: {n}"))
+        .collect();
+    let last = format!("{} passed, {} failed", tally.passed, tally.failed);
+    if emit {
+        eprintln!("  cases by kind: {}", summary.join(", "));
+        eprintln!("{last}");
+    } else {
+        println!("  cases by kind: {}", summary.join(", "));
+        println!("{last}");
     }
-    println!("{} passed, {} failed", tally.passed, tally.failed);
     if tally.failed > 0 || tally.passed == 0 {
         ExitCode::FAILURE
     } else {
