@@ -23,6 +23,7 @@ pub mod plan;
 pub mod record;
 #[doc(hidden)]
 pub mod testing;
+pub mod tiered;
 pub mod wire;
 
 pub use error::{Error, ErrorKind, Result};

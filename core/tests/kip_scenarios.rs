@@ -368,3 +368,27 @@ fn prefix_rule_of_pr_22459_loses_a_live_segment() {
         "the prefix rule forgot live segment 1"
     );
 }
+
+/// KIP-950: disabling tiered storage with `remote.log.disable.policy=delete` deletes every remote
+/// segment through the planner, so every key is tombstoned; `retain` keeps them all.
+#[test]
+fn disablement_delete_policy_tombstones_every_key_and_retain_keeps_them() {
+    use rlmeta::tiered::{DisablePolicy, Tiering, segments_to_delete};
+    for policy in [DisablePolicy::Delete, DisablePolicy::Retain] {
+        let mut c = Cluster::new();
+        c.upload(uuid(1), 0, 99, 1);
+        c.upload(uuid(2), 100, 199, 2);
+        let mut tiering = Tiering::enabled();
+        let epoch = tiering.disable(policy).unwrap_or_default();
+        for id in segments_to_delete(&c.store, &tp(), policy) {
+            c.delete(id, 3);
+        }
+        let left = segments_to_delete(&c.store, &tp(), policy).len();
+        assert!(tiering.finish_disable(epoch, left).is_ok());
+        c.compact();
+        match policy {
+            DisablePolicy::Delete => assert!(c.surviving_keys().is_empty()),
+            DisablePolicy::Retain => assert_eq!(c.surviving_keys().len(), 4),
+        }
+    }
+}
