@@ -29,7 +29,7 @@ $(BUILD):
 	mkdir -p $(BUILD)
 
 # ---------------------------------------------------------------- setup (idempotent)
-setup: setup-rust setup-py setup-node setup-browser
+setup: setup-rust setup-py setup-node
 setup-rust:
 	rustup component add clippy rustfmt >/dev/null 2>&1 || true
 	rustup target add wasm32-unknown-unknown
@@ -40,7 +40,7 @@ setup-py:
 	[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q maturin==$(MATURIN_VERSION) pytest==$(PYTEST_VERSION)
 setup-node:
-	npm ci --no-audit --no-fund --silent
+	@if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --silent; fi
 setup-browser:
 	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
