@@ -1,0 +1,162 @@
+//! Replay of `__remote_log_metadata` into the store: throughput on a history of about one million
+//! values (50 user partitions; every segment uploaded, and all but the newest 1,746 of each
+//! partition deleted: about 87,300 live segments at the end, the shape of the design's budget),
+//! memory held per live segment (counted by a global allocator), and query latency.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::borrow::Cow;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rlmeta::cache::Store;
+use rlmeta::model::{SegmentState, TopicIdPartition, Uuid};
+use rlmeta::record::{
+    LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord, SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
+};
+
+struct Counting;
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator and only counts sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE_BYTES.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        LIVE_BYTES.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+const PARTITIONS: i32 = 50;
+const SEGMENTS_PER_PARTITION: i64 = 5_873;
+const LIVE_PER_PARTITION: i64 = 1_746;
+
+fn tip(p: i32) -> TopicIdPartition {
+    TopicIdPartition { topic_id: Uuid::new(0x0123_4567_89ab_cdef, 0x7edc_ba98_7654_3210), topic: "orders.events-eu-west".into(), partition: p }
+}
+
+fn seg_id(p: i32, s: i64) -> SegmentIdEntry<'static> {
+    let t = tip(p);
+    SegmentIdEntry {
+        topic_id_partition: TopicIdPartitionEntry { name: Cow::Owned(t.topic), id: t.topic_id, partition: p, unknown_tagged_fields: vec![] },
+        id: Uuid::new(i64::from(p) << 32 | s, s.wrapping_mul(0x9e37_79b9_7f4a_7c15u64 as i64)),
+        unknown_tagged_fields: vec![],
+    }
+}
+
+fn update(p: i32, s: i64, state: SegmentState) -> Vec<u8> {
+    Value {
+        version: 0,
+        record: Record::Update(SegmentMetadataUpdateRecord {
+            remote_log_segment_id: seg_id(p, s),
+            broker_id: 1,
+            event_timestamp_ms: 1_700_000_000_000 + s,
+            custom_metadata: None,
+            remote_log_segment_state: state.id(),
+            broker_leader_epoch: -1,
+            end_offset: -1,
+            unknown_tagged_fields: vec![],
+        }),
+    }
+    .encode()
+    .unwrap_or_default()
+}
+
+/// The history, in log order, interleaving partitions as a shared metadata partition would.
+fn history() -> Vec<Vec<u8>> {
+    let mut out = Vec::with_capacity(1_030_000);
+    for s in 0..SEGMENTS_PER_PARTITION {
+        for p in 0..PARTITIONS {
+            let start = s * 100_000;
+            let epoch = (s / 500) as i32;
+            out.push(
+                Value {
+                    version: 0,
+                    record: Record::Segment(SegmentMetadataRecord {
+                        remote_log_segment_id: seg_id(p, s),
+                        start_offset: start,
+                        end_offset: start + 99_999,
+                        broker_id: 1,
+                        max_timestamp_ms: 1_700_000_000_000 + s,
+                        event_timestamp_ms: 1_700_000_000_000 + s,
+                        segment_leader_epochs: vec![LeaderEpochEntry { leader_epoch: epoch, offset: start, unknown_tagged_fields: vec![] }],
+                        segment_size_in_bytes: 1 << 30,
+                        custom_metadata: None,
+                        remote_log_segment_state: 0,
+                        txn_index_empty: true,
+                        broker_leader_epoch: 0,
+                        unknown_tagged_fields: vec![],
+                    }),
+                }
+                .encode()
+                .unwrap_or_default(),
+            );
+            out.push(update(p, s, SegmentState::CopySegmentFinished));
+            if s >= LIVE_PER_PARTITION {
+                out.push(update(p, s - LIVE_PER_PARTITION, SegmentState::DeleteSegmentStarted));
+                out.push(update(p, s - LIVE_PER_PARTITION, SegmentState::DeleteSegmentFinished));
+            }
+        }
+    }
+    out
+}
+
+fn replay(values: &[Vec<u8>]) -> Store {
+    let mut store = Store::new();
+    for (offset, v) in values.iter().enumerate() {
+        store.apply(offset as i64, None, Some(v));
+    }
+    for p in 0..PARTITIONS {
+        store.mark_initialized(&tip(p));
+    }
+    store
+}
+
+fn benches(c: &mut Criterion) {
+    let values = history();
+    let bytes: usize = values.iter().map(Vec::len).sum();
+
+    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    let store = replay(&values);
+    let held = LIVE_BYTES.load(Ordering::Relaxed) - before;
+    let live: usize = (0..PARTITIONS).filter_map(|p| store.segments(&tip(p)).ok()).map(|v| v.len()).sum();
+    println!(
+        "history: {} values, {:.1} MB; live segments at the end: {live}; store holds {:.1} MB = {:.0} bytes per live segment",
+        values.len(),
+        bytes as f64 / 1e6,
+        held as f64 / 1e6,
+        held as f64 / live.max(1) as f64
+    );
+
+    let mut g = c.benchmark_group("replay");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(values.len() as u64));
+    g.bench_function("1M values, 50 partitions (records)", |b| b.iter(|| black_box(replay(&values))));
+    g.finish();
+
+    let mut g = c.benchmark_group("query");
+    let tp = tip(7);
+    let last = SEGMENTS_PER_PARTITION - 1;
+    g.bench_function("segment_for (live offset)", |b| {
+        let mut s = SEGMENTS_PER_PARTITION - LIVE_PER_PARTITION;
+        b.iter(|| {
+            s = if s >= last { SEGMENTS_PER_PARTITION - LIVE_PER_PARTITION } else { s + 1 };
+            black_box(store.segment_for(&tp, (s / 500) as i32, s * 100_000 + 5).ok().flatten().map(|m| m.id))
+        })
+    });
+    g.bench_function("highest_offset_for_epoch", |b| b.iter(|| black_box(store.highest_offset_for_epoch(&tp, 11).ok())));
+    g.finish();
+}
+
+criterion_group!(replay_benches, benches);
+criterion_main!(replay_benches);
