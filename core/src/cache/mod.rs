@@ -5,6 +5,7 @@
 //! - `store`: all user partitions of a metadata partition, fed `(offset, key, value)` records.
 
 mod epoch;
+mod hash;
 mod partition;
 mod store;
 

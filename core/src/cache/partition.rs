@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::epoch::EpochState;
+use super::hash::UuidHash;
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::{SegmentState, Uuid};
 use crate::record::{SegmentMetadataRecord, SegmentMetadataUpdateRecord};
@@ -41,10 +42,15 @@ impl SegmentMetadata {
                 format!("unknown state id {}", r.remote_log_segment_state),
             )
         })?;
-        let mut epochs = BTreeMap::new();
-        for e in &r.segment_leader_epochs {
-            epochs.insert(e.leader_epoch, e.offset);
-        }
+        // Kafka builds a sorted map: ascending epochs, the last of duplicate epochs wins.
+        let mut epochs: Vec<(i32, i64)> = r
+            .segment_leader_epochs
+            .iter()
+            .map(|e| (e.leader_epoch, e.offset))
+            .collect();
+        epochs.reverse();
+        epochs.sort_by_key(|(e, _)| *e);
+        epochs.dedup_by_key(|(e, _)| *e);
         let m = SegmentMetadata {
             id: r.remote_log_segment_id.id,
             start_offset: r.start_offset,
@@ -52,7 +58,7 @@ impl SegmentMetadata {
             broker_id: r.broker_id,
             max_timestamp_ms: r.max_timestamp_ms,
             event_timestamp_ms: r.event_timestamp_ms,
-            leader_epochs: epochs.into_iter().collect(),
+            leader_epochs: epochs,
             segment_size_in_bytes: r.segment_size_in_bytes,
             custom_metadata: r.custom_metadata.as_ref().map(|c| c.to_vec()),
             state,
@@ -65,18 +71,6 @@ impl SegmentMetadata {
             m.leader_epochs.len(),
         )?;
         Ok(m)
-    }
-
-    /// Kafka's `createWithUpdates`: everything kept but broker, event time, custom metadata and
-    /// state, which come from the update.
-    fn with_update(&self, u: &SegmentUpdate) -> SegmentMetadata {
-        SegmentMetadata {
-            broker_id: u.broker_id,
-            event_timestamp_ms: u.event_timestamp_ms,
-            custom_metadata: u.custom_metadata.clone(),
-            state: u.state,
-            ..self.clone()
-        }
     }
 
     /// The last offset epoch `epoch` wrote in this segment: the next epoch's start minus one,
@@ -140,7 +134,7 @@ pub enum Dropped {
 /// Kafka's `RemoteLogMetadataCache` for one user partition.
 #[derive(Clone, Debug, Default)]
 pub struct PartitionCache {
-    segments: HashMap<Uuid, SegmentMetadata>,
+    segments: HashMap<Uuid, SegmentMetadata, UuidHash>,
     epochs: BTreeMap<i32, EpochState>,
     initialized: bool,
 }
@@ -193,37 +187,38 @@ impl PartitionCache {
                 to: u.state,
             });
         }
-        let m = existing.with_update(u);
-        match u.state {
-            SegmentState::CopySegmentStarted => return Err(Dropped::StartedUpdate { id: u.id }),
-            SegmentState::CopySegmentFinished => {
-                for (epoch, start) in &m.leader_epochs {
-                    let end = m.epoch_end(*epoch).unwrap_or(m.end_offset);
-                    self.epochs
-                        .entry(*epoch)
-                        .or_default()
-                        .on_copy_finished(*start, u.id, end);
+        if u.state == SegmentState::CopySegmentStarted {
+            return Err(Dropped::StartedUpdate { id: u.id });
+        }
+        // Kafka's createWithUpdates, in place: broker, event time, custom metadata and state come
+        // from the update, everything else stays.
+        let Some(m) = self.segments.get_mut(&u.id) else {
+            return Err(Dropped::UnknownSegment {
+                id: u.id,
+                initialized: self.initialized,
+            });
+        };
+        m.broker_id = u.broker_id;
+        m.event_timestamp_ms = u.event_timestamp_ms;
+        m.custom_metadata.clone_from(&u.custom_metadata);
+        m.state = u.state;
+        let m = &*m;
+        for (i, &(epoch, start)) in m.leader_epochs.iter().enumerate() {
+            let state = self.epochs.entry(epoch).or_default();
+            match u.state {
+                SegmentState::CopySegmentFinished => {
+                    let end = m
+                        .leader_epochs
+                        .get(i + 1)
+                        .map_or(m.end_offset, |next| next.1 - 1);
+                    state.on_copy_finished(start, u.id, end);
                 }
-                self.segments.insert(u.id, m);
+                SegmentState::DeleteSegmentStarted => state.on_delete_started(start, u.id),
+                _ => state.on_delete_finished(u.id),
             }
-            SegmentState::DeleteSegmentStarted => {
-                for (epoch, start) in &m.leader_epochs {
-                    self.epochs
-                        .entry(*epoch)
-                        .or_default()
-                        .on_delete_started(*start, u.id);
-                }
-                self.segments.insert(u.id, m);
-            }
-            SegmentState::DeleteSegmentFinished => {
-                for (epoch, _) in &m.leader_epochs {
-                    self.epochs
-                        .entry(*epoch)
-                        .or_default()
-                        .on_delete_finished(u.id);
-                }
-                self.segments.remove(&u.id);
-            }
+        }
+        if u.state == SegmentState::DeleteSegmentFinished {
+            self.segments.remove(&u.id);
         }
         Ok(())
     }

@@ -10,6 +10,7 @@
 
 use std::collections::HashMap;
 
+use super::hash::UuidHash;
 use super::partition::{Dropped, PartitionCache, SegmentMetadata, SegmentUpdate};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::RecordKey;
@@ -124,10 +125,63 @@ pub(crate) struct Slot {
     pub(crate) upload_keys: HashMap<Uuid, (i64, i32)>,
 }
 
+/// User partitions by topic id and partition number, then name (partitions are equal only when
+/// all three are), so that a record's partition is found without building an owned key.
+#[derive(Clone, Debug, Default)]
+struct Partitions {
+    by_id: HashMap<(Uuid, i32), Vec<(TopicIdPartition, Slot)>, UuidHash>,
+}
+
+impl Partitions {
+    fn get(&self, topic_id: Uuid, partition: i32, name: &str) -> Option<&Slot> {
+        self.by_id
+            .get(&(topic_id, partition))?
+            .iter()
+            .find(|(tp, _)| tp.topic == name)
+            .map(|(_, s)| s)
+    }
+
+    fn get_mut(&mut self, topic_id: Uuid, partition: i32, name: &str) -> Option<&mut Slot> {
+        self.by_id
+            .get_mut(&(topic_id, partition))?
+            .iter_mut()
+            .find(|(tp, _)| tp.topic == name)
+            .map(|(_, s)| s)
+    }
+
+    /// The slot, created (Kafka's `maybeLoadPartition`) if the partition was never seen.
+    fn load(&mut self, topic_id: Uuid, partition: i32, name: &str) -> &mut Slot {
+        let list = self.by_id.entry((topic_id, partition)).or_default();
+        let i = match list.iter().position(|(tp, _)| tp.topic == name) {
+            Some(i) => i,
+            None => {
+                let tp = TopicIdPartition {
+                    topic_id,
+                    topic: name.to_owned(),
+                    partition,
+                };
+                list.push((
+                    tp,
+                    Slot {
+                        cache: Some(PartitionCache::default()),
+                        ..Slot::default()
+                    },
+                ));
+                list.len() - 1
+            }
+        };
+        &mut list[i].1
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(TopicIdPartition, Slot)> {
+        self.by_id.values().flatten()
+    }
+}
+
 /// The replayed state of one metadata partition.
 #[derive(Clone, Debug, Default)]
 pub struct Store {
-    partitions: HashMap<TopicIdPartition, Slot>,
+    partitions: Partitions,
 }
 
 fn tip_of(t: &TopicIdPartitionEntry<'_>) -> TopicIdPartition {
@@ -146,22 +200,18 @@ impl Store {
     /// Kafka's `maybeLoadPartition`: start holding a user partition (no-op if already held or
     /// deleted).
     pub fn load_partition(&mut self, tp: &TopicIdPartition) {
-        if !self.partitions.contains_key(tp) {
-            self.partitions.insert(
-                tp.clone(),
-                Slot {
-                    cache: Some(PartitionCache::default()),
-                    ..Slot::default()
-                },
-            );
-        }
+        self.partitions.load(tp.topic_id, tp.partition, &tp.topic);
     }
 
     /// Marks a user partition initialized (replay has caught up), loading it first if needed.
     /// Returns false if the partition was deleted.
     pub fn mark_initialized(&mut self, tp: &TopicIdPartition) -> bool {
-        self.load_partition(tp);
-        match self.partitions.get_mut(tp).and_then(|s| s.cache.as_mut()) {
+        match self
+            .partitions
+            .load(tp.topic_id, tp.partition, &tp.topic)
+            .cache
+            .as_mut()
+        {
             Some(c) => {
                 c.mark_initialized();
                 true
@@ -219,19 +269,18 @@ impl Store {
         key: Option<RecordKey>,
         key_problem: Option<Skip>,
     ) -> Applied {
-        let tp = match &v.record {
-            Record::Segment(s) => tip_of(&s.remote_log_segment_id.topic_id_partition),
-            Record::Update(u) => tip_of(&u.remote_log_segment_id.topic_id_partition),
-            Record::PartitionDelete(d) => tip_of(&d.topic_id_partition),
+        let entry = match &v.record {
+            Record::Segment(s) => &s.remote_log_segment_id.topic_id_partition,
+            Record::Update(u) => &u.remote_log_segment_id.topic_id_partition,
+            Record::PartitionDelete(d) => &d.topic_id_partition,
             Record::Snapshot(_) => return Applied::Skipped(Skip::SnapshotRecord),
         };
-        self.load_partition(&tp);
-        let Some(slot) = self.partitions.get_mut(&tp) else {
-            return Applied::Skipped(Skip::PartitionDeleted { partition: tp });
-        };
+        // The owned partition is built only for reports, never on the path that applies.
+        let tp = || tip_of(entry);
+        let slot = self.partitions.load(entry.id, entry.partition, &entry.name);
         if let Some(last) = slot.last_applied.filter(|&last| offset <= last) {
             return Applied::Skipped(Skip::AlreadyApplied {
-                partition: tp,
+                partition: tp(),
                 last,
             });
         }
@@ -260,7 +309,7 @@ impl Store {
             }
             Record::Segment(s) => {
                 let Some(cache) = slot.cache.as_mut() else {
-                    return Applied::Skipped(Skip::PartitionDeleted { partition: tp });
+                    return Applied::Skipped(Skip::PartitionDeleted { partition: tp() });
                 };
                 let m = match SegmentMetadata::from_record(s) {
                     Ok(m) => m,
@@ -270,14 +319,14 @@ impl Store {
                 match cache.add_copy_in_progress(m) {
                     Ok(()) => Applied::Applied,
                     Err(reason) => Applied::Skipped(Skip::Dropped {
-                        partition: tp,
+                        partition: tp(),
                         reason,
                     }),
                 }
             }
             Record::Update(u) => {
                 let Some(cache) = slot.cache.as_mut() else {
-                    return Applied::Skipped(Skip::PartitionDeleted { partition: tp });
+                    return Applied::Skipped(Skip::PartitionDeleted { partition: tp() });
                 };
                 let upd = match SegmentUpdate::from_record(u) {
                     Ok(x) => x,
@@ -309,7 +358,7 @@ impl Store {
                         Applied::Orphaned
                     }
                     Err(reason) => Applied::Skipped(Skip::Dropped {
-                        partition: tp,
+                        partition: tp(),
                         reason,
                     }),
                 }
@@ -324,12 +373,7 @@ impl Store {
 
     /// A tombstone: the key now holds nothing.
     fn forget_key(&mut self, k: &RecordKey) {
-        let tp = TopicIdPartition {
-            topic_id: k.topic_id,
-            topic: k.topic.clone(),
-            partition: k.partition,
-        };
-        let Some(slot) = self.partitions.get_mut(&tp) else {
+        let Some(slot) = self.partitions.get_mut(k.topic_id, k.partition, &k.topic) else {
             return;
         };
         let pair = (k.end_offset, k.broker_leader_epoch);
@@ -349,15 +393,7 @@ impl Store {
 
     /// A keyed record: its key now holds this value.
     fn hold_key(&mut self, k: &RecordKey, v: &Value<'_>) {
-        let tp = TopicIdPartition {
-            topic_id: k.topic_id,
-            topic: k.topic.clone(),
-            partition: k.partition,
-        };
-        self.load_partition(&tp);
-        let Some(slot) = self.partitions.get_mut(&tp) else {
-            return;
-        };
+        let slot = self.partitions.load(k.topic_id, k.partition, &k.topic);
         let pair = (k.end_offset, k.broker_leader_epoch);
         let h = slot.keys.entry(pair).or_default();
         match &v.record {
@@ -384,13 +420,13 @@ impl Store {
     }
 
     pub(crate) fn slot(&self, tp: &TopicIdPartition) -> Option<&Slot> {
-        self.partitions.get(tp)
+        self.partitions.get(tp.topic_id, tp.partition, &tp.topic)
     }
 
     fn cache(&self, tp: &TopicIdPartition) -> Result<&PartitionCache> {
         let cache = self
             .partitions
-            .get(tp)
+            .get(tp.topic_id, tp.partition, &tp.topic)
             .and_then(|s| s.cache.as_ref())
             .ok_or_else(|| {
                 Error::new(
@@ -457,14 +493,17 @@ impl Store {
 
     /// The latest partition-delete event of a partition still held.
     pub fn partition_delete(&self, tp: &TopicIdPartition) -> Option<&PartitionDelete> {
-        self.partitions.get(tp)?.delete.as_ref()
+        self.partitions
+            .get(tp.topic_id, tp.partition, &tp.topic)?
+            .delete
+            .as_ref()
     }
 
     /// Updates whose segment record is missing, for deletion retries (beyond Kafka).
     pub fn orphans(&self, tp: &TopicIdPartition) -> Vec<&Orphan> {
         let mut out: Vec<_> = self
             .partitions
-            .get(tp)
+            .get(tp.topic_id, tp.partition, &tp.topic)
             .map(|s| s.orphans.values().collect())
             .unwrap_or_default();
         out.sort_by_key(|o| o.offset);
@@ -485,7 +524,10 @@ impl Store {
 
     /// A partition's cache regardless of initialization (for inspection tools).
     pub fn partition_cache(&self, tp: &TopicIdPartition) -> Option<&PartitionCache> {
-        self.partitions.get(tp)?.cache.as_ref()
+        self.partitions
+            .get(tp.topic_id, tp.partition, &tp.topic)?
+            .cache
+            .as_ref()
     }
 }
 
