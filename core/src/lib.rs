@@ -11,10 +11,13 @@
 //! - [`error`]: the error type and its stable codes.
 #![forbid(unsafe_code)]
 
+pub mod batch;
 pub mod cache;
+pub mod checkpoint;
 pub mod compaction;
 pub mod error;
 pub mod feature;
+pub mod format;
 pub mod json;
 pub mod key;
 pub mod model;

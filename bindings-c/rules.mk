@@ -1,0 +1,83 @@
+# bindings-c (included by the top Makefile, run from the repository root).
+#   c-test    build rlmeta_c (debug profile), check the committed header for drift, run the C tests
+#             against the shared and the static library, under ASan+UBSan and valgrind, and run
+#             the C example.
+#   jni-test  the Java library (bindings-c/java, Maven + JUnit 5) over the same shared library,
+#             under -Xcheck:jni, on every vector file.
+# Both rebuild only what changed and print one line per step.
+
+C_LIBDIR      := target/debug
+C_BUILD       := $(BUILD)/c
+C_CC          ?= gcc
+C_CXX         ?= g++
+C_CFLAGS      := -std=c11 -Wall -Wextra -Werror -g -Ibindings-c/include
+C_TEST_SRC    := bindings-c/tests/test_rlmeta.c bindings-c/tests/json.c
+C_DYN_LINK    := -L$(C_LIBDIR) -lrlmeta_c -Wl,-rpath,'$$ORIGIN/../../$(C_LIBDIR)'
+# from: cargo rustc -p rlmeta-c --crate-type staticlib -- --print native-static-libs
+C_STATIC_LINK := $(C_LIBDIR)/librlmeta_c.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+C_SANITIZE    := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# valgrind runs the debug core about 30x slower: it gets the API tests and the small public files
+C_VALGRIND_VECTORS := $(filter-out tests/vectors/kafka-% tests/vectors/replay-%,$(VECTORS))
+# a version-1 segment value from tests/vectors/v1.json, and the key it is written under
+C_EXAMPLE_HEX := 0100010253799a4f78019703424f9a77e72bf06de4000000000077065543cdf22ee50303ebe3450f9aea0000000099c8143a3500000099c81dfaec000004b4000001837f4cdfe4000001aa5493464d020000000800000099c8143a35001450afbb000000
+C_EXAMPLE_KEY := eZpPeAGXA0JPmnfnK_Bt5A:S:0:660487404268:0
+JAVA_DIR      := bindings-c/java
+JAVA_REPORTS  := $(JAVA_DIR)/target/surefire-reports
+
+# $(call c_run,<command>,<label>): runs a test program; prints its last line, or all it said on failure.
+define c_run
+	@out=$$($(1) 2>&1) || { printf '%s\n' "$$out"; echo "FAILED: $(2)"; exit 1; }; \
+	  echo "$(2): $$(printf '%s\n' "$$out" | tail -n 1)"
+endef
+
+.PHONY: c-build c-header-check c-test c-example jni-test
+
+c-build:
+	@$(CARGO) build -q -p rlmeta-c
+
+# build.rs regenerated the header; a difference from the committed copy is drift. The header
+# must also compile alone as C99 and as C++11.
+c-header-check: c-build
+	@if git ls-files --error-unmatch bindings-c/include/rlmeta.h >/dev/null 2>&1; then \
+	  git diff --exit-code --stat -- bindings-c/include || { echo "bindings-c/include/rlmeta.h is stale: commit the regenerated header"; exit 1; }; \
+	  echo "c-header-check: bindings-c/include/rlmeta.h is up to date"; \
+	else echo "c-header-check: bindings-c/include/rlmeta.h is not committed yet (nothing to compare)"; fi
+	@$(C_CC) -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only bindings-c/include/rlmeta.h
+	@$(C_CXX) -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only -x c++ bindings-c/include/rlmeta.h
+
+$(C_BUILD):
+	@mkdir -p $@
+
+c-test: c-header-check c-example | $(C_BUILD)
+	@$(C_CC) $(C_CFLAGS) $(C_TEST_SRC) $(C_DYN_LINK) -o $(C_BUILD)/test_rlmeta_dyn
+	@$(C_CC) $(C_CFLAGS) $(C_TEST_SRC) $(C_STATIC_LINK) -o $(C_BUILD)/test_rlmeta_static
+	@$(C_CC) $(C_CFLAGS) $(C_SANITIZE) $(C_TEST_SRC) $(C_DYN_LINK) -o $(C_BUILD)/test_rlmeta_asan
+	$(call c_run,$(C_BUILD)/test_rlmeta_dyn $(VECTORS),c-test shared library)
+	$(call c_run,$(C_BUILD)/test_rlmeta_static $(VECTORS),c-test static library)
+	$(call c_run,ASAN_OPTIONS=detect_leaks=1 $(C_BUILD)/test_rlmeta_asan $(VECTORS),c-test ASan+UBSan)
+	@if command -v valgrind >/dev/null; then \
+	  out=$$(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+	    $(C_BUILD)/test_rlmeta_dyn $(C_VALGRIND_VECTORS) 2>&1) || { printf '%s\n' "$$out"; echo "FAILED: c-test valgrind"; exit 1; }; \
+	  echo "c-test valgrind: $$(printf '%s\n' "$$out" | tail -n 1)"; \
+	else echo "c-test valgrind: skipped (valgrind is not installed)"; fi
+
+# The example decodes a value given in hex; a truncated one exits 1 with the error.
+c-example: c-build | $(C_BUILD)
+	@$(C_CC) $(C_CFLAGS) bindings-c/examples/decode.c $(C_DYN_LINK) -o $(C_BUILD)/decode
+	@out=$$($(C_BUILD)/decode $(C_EXAMPLE_HEX)) && grep -q '"startOffset":660486765109,' <<<"$$out" \
+	  && grep -qx 'key: $(C_EXAMPLE_KEY)' <<<"$$out" || { echo "$$out"; echo "FAILED: c-example"; exit 1; }
+	@err=$$($(C_BUILD)/decode 0100 2>&1) && rc=0 || rc=$$?; [ $$rc = 1 ] && grep -q '^error: truncated (code 1)' <<<"$$err" \
+	  || { echo "$$err (exit $$rc)"; echo "FAILED: c-example (error path)"; exit 1; }
+	@echo "c-example: decode prints the record and its key; a truncated value exits 1"
+
+jni-test: c-build | $(C_BUILD)
+	@rm -rf $(JAVA_REPORTS)
+	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never test -Drlmeta.native.dir=$(CURDIR)/$(C_LIBDIR) \
+	  -Drlmeta.vectors.dir=$(CURDIR)/tests/vectors >$(CURDIR)/$(BUILD)/jni-test.log 2>&1 \
+	  || { tail -n 100 $(BUILD)/jni-test.log; echo "FAILED: jni-test (log $(BUILD)/jni-test.log, reports in $(JAVA_REPORTS))"; exit 1; }
+	@! ls $(JAVA_REPORTS)/*.dumpstream >/dev/null 2>&1 || { cat $(JAVA_REPORTS)/*.dumpstream; \
+	  echo "FAILED: jni-test: the JVM wrote to the test channel (a -Xcheck:jni warning?)"; exit 1; }
+	@awk -F'[:,] *' '/^Tests run:/ { run += $$2; fail += $$4 + $$6; skip += $$8 } \
+	  END { printf "jni-test: %d passed, %d failed, %d skipped\n", run - fail - skip, fail, skip }' $(JAVA_REPORTS)/*.txt
+
+BINDING_TESTS += c-test jni-test

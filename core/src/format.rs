@@ -1,0 +1,272 @@
+//! Text and JSON renderings shared by every front end.
+//!
+//! Owns: Kafka's `toString` forms of the metadata objects a record value decodes to (what
+//! `kafka-dump-log --remote-log-metadata-decoder` prints as a payload), the dump-log listing of a
+//! `__remote_log_metadata` segment file (byte for byte Kafka 4.4.0's, with the record key and
+//! tombstones added only when asked), and the same listing as JSON. Never: I/O (the host passes
+//! the file's name and bytes), decisions about records.
+//!
+//! Where the text cannot be Kafka's: for a value Kafka cannot decode, Kafka prints "Error at
+//! offset N, skipping." followed by a Java exception message; rlmeta prints the same prefix with
+//! its own typed error, whose wording differs.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value as Json, json};
+
+use crate::batch::{Batch, Batches, ReadOptions};
+use crate::json::{Int64Style, record_to_json_with, to_hex};
+use crate::key::RecordKey;
+use crate::model::{PartitionDeleteState, SegmentState};
+use crate::record::{LeaderEpochEntry, Record, SegmentIdEntry, TopicIdPartitionEntry, Value, decode_value};
+
+fn tip(t: &TopicIdPartitionEntry<'_>) -> String {
+    format!("{}:{}-{}", t.id, t.name, t.partition)
+}
+
+fn segment_id(s: &SegmentIdEntry<'_>) -> String {
+    format!("RemoteLogSegmentId{{topicIdPartition={}, id={}}}", tip(&s.topic_id_partition), s.id)
+}
+
+/// Java's sorted map form of the leader epochs (`{0=0, 1=20}`), duplicate epochs: the last wins.
+fn epochs(e: &[LeaderEpochEntry<'_>]) -> String {
+    let mut sorted: Vec<(i32, i64)> = e.iter().rev().map(|e| (e.leader_epoch, e.offset)).collect();
+    sorted.sort_by_key(|(epoch, _)| *epoch);
+    sorted.dedup_by_key(|(epoch, _)| *epoch);
+    let inner: Vec<String> = sorted.iter().map(|(epoch, offset)| format!("{epoch}={offset}")).collect();
+    format!("{{{}}}", inner.join(", "))
+}
+
+fn custom(c: Option<&[u8]>) -> String {
+    c.map_or_else(|| "Optional.empty".to_owned(), |c| format!("Optional[CustomMetadata{{{} bytes}}]", c.len()))
+}
+
+fn segment_state(id: i8) -> String {
+    SegmentState::from_id(id).map_or_else(|| format!("UNKNOWN({id})"), |s| s.name().to_owned())
+}
+
+/// Kafka's `toString` of the object a record value decodes to.
+pub fn to_kafka_string(v: &Value<'_>) -> String {
+    match &v.record {
+        Record::Segment(s) => format!(
+            "RemoteLogSegmentMetadata{{remoteLogSegmentId={}, startOffset={}, endOffset={}, brokerId={}, maxTimestampMs={}, \
+             eventTimestampMs={}, segmentLeaderEpochs={}, segmentSizeInBytes={}, customMetadata={}, state={}, txnIdxEmpty={}}}",
+            segment_id(&s.remote_log_segment_id),
+            s.start_offset,
+            s.end_offset,
+            s.broker_id,
+            s.max_timestamp_ms,
+            s.event_timestamp_ms,
+            epochs(&s.segment_leader_epochs),
+            s.segment_size_in_bytes,
+            custom(s.custom_metadata.as_deref()),
+            segment_state(s.remote_log_segment_state),
+            s.txn_index_empty
+        ),
+        Record::Update(u) => format!(
+            "RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={}, customMetadata={}, state={}, eventTimestampMs={}, brokerId={}}}",
+            segment_id(&u.remote_log_segment_id),
+            custom(u.custom_metadata.as_deref()),
+            segment_state(u.remote_log_segment_state),
+            u.event_timestamp_ms,
+            u.broker_id
+        ),
+        Record::PartitionDelete(d) => format!(
+            "RemotePartitionDeleteMetadata{{topicPartition={}, state={}, eventTimestampMs={}, brokerId={}}}",
+            tip(&d.topic_id_partition),
+            PartitionDeleteState::from_id(d.remote_partition_delete_state)
+                .map_or_else(|| format!("UNKNOWN({})", d.remote_partition_delete_state), |s| s.name().to_owned()),
+            d.event_timestamp_ms,
+            d.broker_id
+        ),
+        Record::Snapshot(s) => format!(
+            "RemoteLogSegmentMetadataSnapshot{{segmentId={}, startOffset={}, endOffset={}, maxTimestampMs={}, segmentLeaderEpochs={}, \
+             segmentSizeInBytes={}, customMetadata={}, state={}, txnIdxEmpty={}}}",
+            s.segment_id,
+            s.start_offset,
+            s.end_offset,
+            s.max_timestamp_ms,
+            epochs(&s.segment_leader_epochs),
+            s.segment_size_in_bytes,
+            custom(s.custom_metadata.as_deref()),
+            segment_state(s.remote_log_segment_state),
+            s.txn_index_empty
+        ),
+    }
+}
+
+/// What the dump adds to Kafka's listing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DumpOptions {
+    /// Print each record's key (` key: <text>` before the payload, as kafka-dump-log does for
+    /// other decoders) and tombstones as `<tombstone>`. Off: Kafka 4.4.0's text exactly.
+    pub keys: bool,
+}
+
+/// The base offset in a segment file name (`00000000000000000042.log` -> 42), as Kafka's tool
+/// prints it in "Log starting offset".
+pub fn base_offset_from_file_name(name: &str) -> Option<i64> {
+    let file = name.rsplit('/').next()?;
+    let stem = file.strip_suffix(".log")?;
+    stem.parse().ok()
+}
+
+fn payload(v: Option<&[u8]>, offset: i64) -> Result<String, String> {
+    let Some(v) = v else {
+        return Err("<tombstone>".to_owned());
+    };
+    let value = decode_value(v).map_err(|e| format!("Error at offset {offset}, skipping. {e}"))?;
+    value.validate().map_err(|e| format!("Error at offset {offset}, skipping. {e}"))?;
+    Ok(to_kafka_string(&value))
+}
+
+fn batch_line(out: &mut String, b: &Batch<'_>) {
+    let delete_horizon = b.delete_horizon_ms().map_or_else(|| "OptionalLong.empty".to_owned(), |h| format!("OptionalLong[{h}]"));
+    let codec = b.compression().map_or_else(|_| format!("unknown({})", b.attributes.compression_id()), |c| c.name().to_owned());
+    let _ = writeln!(
+        out,
+        "baseOffset: {} lastOffset: {} count: {} baseSequence: {} lastSequence: {} producerId: {} producerEpoch: {} \
+         partitionLeaderEpoch: {} isTransactional: {} isControl: {} deleteHorizonMs: {delete_horizon} position: {} {}: {} \
+         size: {} magic: {} compresscodec: {codec} crc: {} isvalid: {}",
+        b.base_offset,
+        b.last_offset(),
+        b.records_count,
+        b.base_sequence,
+        b.last_sequence(),
+        b.producer_id,
+        b.producer_epoch,
+        b.partition_leader_epoch,
+        b.is_transactional(),
+        b.is_control(),
+        b.position,
+        b.timestamp_type().name(),
+        b.max_timestamp,
+        b.size_in_bytes(),
+        b.magic,
+        b.crc,
+        b.crc_valid().unwrap_or(false)
+    );
+}
+
+/// The listing `kafka-dump-log --remote-log-metadata-decoder --files <name>` prints for a
+/// segment file of `__remote_log_metadata` (the first line names the file as given).
+pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "Dumping {name}");
+    let _ = writeln!(out, "Log starting offset: {}", base_offset_from_file_name(name).unwrap_or(0));
+    let mut batches = Batches::new(file, ReadOptions::default());
+    for batch in batches.by_ref() {
+        let Ok(b) = batch else { continue };
+        batch_line(&mut out, &b);
+        let records = match b.records() {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = writeln!(out, "Error reading the records of the batch at position {}: {e}", b.position);
+                continue;
+            }
+        };
+        for r in records {
+            let Ok(r) = r else {
+                let _ = writeln!(out, "Error reading a record of the batch at position {}", b.position);
+                break;
+            };
+            let header_keys: Vec<String> = r.headers.iter().map(|h| String::from_utf8_lossy(h.key).into_owned()).collect();
+            let _ = write!(
+                out,
+                "| offset: {} {}: {} keySize: {} valueSize: {} sequence: {} headerKeys: [{}]",
+                r.offset,
+                b.timestamp_type().name(),
+                r.timestamp,
+                r.key.map_or(-1, |k| k.len() as i64),
+                r.value.map_or(-1, |v| v.len() as i64),
+                r.sequence,
+                header_keys.join(",")
+            );
+            if b.is_control() {
+                let _ = writeln!(out, " controlRecord");
+                continue;
+            }
+            if options.keys {
+                if let Some(k) = r.key {
+                    let _ = write!(out, " key: {}", String::from_utf8_lossy(k));
+                }
+            }
+            match payload(r.value, r.offset) {
+                Ok(text) => {
+                    let _ = writeln!(out, " payload: {text}");
+                }
+                Err(tomb) if r.value.is_none() && options.keys => {
+                    let _ = writeln!(out, " payload: {tomb}");
+                }
+                Err(_) if r.value.is_none() => {
+                    let _ = writeln!(out, " payload: Error at offset {}, skipping. the value is null (a tombstone)", r.offset);
+                }
+                Err(err) => {
+                    let _ = writeln!(out, " payload: {err}");
+                }
+            }
+        }
+    }
+    if batches.invalid_bytes() > 0 {
+        let file_name = name.rsplit('/').next().unwrap_or(name);
+        let _ = writeln!(out, "Found {} invalid bytes at the end of {file_name}", batches.invalid_bytes());
+    }
+    out
+}
+
+/// The same listing as JSON: every batch with its header fields, every record with its key
+/// (text and parsed KIP-1266 fields when it is one), its value decoded (or `null` for a
+/// tombstone, or an error), 64-bit values as `style` says.
+pub fn dump_log_json(name: &str, file: &[u8], style: Int64Style) -> Json {
+    let big = |v: i64| match style {
+        Int64Style::Number => json!(v),
+        Int64Style::String => json!(v.to_string()),
+    };
+    let mut batches_json = Vec::new();
+    let mut batches = Batches::new(file, ReadOptions::default());
+    let mut errors = Vec::new();
+    for batch in batches.by_ref() {
+        let b = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                errors.push(json!({"code": e.code(), "kind": e.kind().name(), "message": e.to_string()}));
+                continue;
+            }
+        };
+        let mut records = Vec::new();
+        match b.records() {
+            Ok(rs) => {
+                for r in rs.flatten() {
+                    let key = r.key.map(|k| String::from_utf8_lossy(k).into_owned());
+                    let parsed = r.key.and_then(|k| RecordKey::parse_bytes(k).ok());
+                    let value = match r.value.map(decode_value) {
+                        None => json!({"tombstone": true}),
+                        Some(Ok(v)) => json!({"apiKey": v.record.api_key().id(), "version": v.version,
+                                              "record": record_to_json_with(&v, style), "text": to_kafka_string(&v)}),
+                        Some(Err(e)) => json!({"error": {"code": e.code(), "kind": e.kind().name(), "message": e.to_string()}}),
+                    };
+                    records.push(json!({
+                        "offset": big(r.offset), "timestamp": big(r.timestamp), "sequence": r.sequence,
+                        "key": key, "keyFields": parsed.map(|k| json!({"topicId": k.topic_id.to_string(), "topic": k.topic,
+                            "partition": k.partition, "endOffset": big(k.end_offset), "brokerLeaderEpoch": k.broker_leader_epoch, "update": k.update})),
+                        "keySize": r.key.map_or(-1, |k| k.len() as i64), "valueSize": r.value.map_or(-1, |v| v.len() as i64),
+                        "valueHex": r.value.map(to_hex), "value": value,
+                    }));
+                }
+            }
+            Err(e) => errors.push(json!({"position": b.position, "code": e.code(), "message": e.to_string()})),
+        }
+        batches_json.push(json!({
+            "position": b.position, "baseOffset": big(b.base_offset), "lastOffset": big(b.last_offset()), "count": b.records_count,
+            "baseSequence": b.base_sequence, "lastSequence": b.last_sequence(), "producerId": big(b.producer_id),
+            "producerEpoch": b.producer_epoch, "partitionLeaderEpoch": b.partition_leader_epoch,
+            "isTransactional": b.is_transactional(), "isControl": b.is_control(),
+            "deleteHorizonMs": b.delete_horizon_ms().map(big), "timestampType": b.timestamp_type().name(),
+            "maxTimestamp": big(b.max_timestamp), "size": b.size_in_bytes(), "magic": b.magic,
+            "compression": b.compression().map(|c| c.name()).ok(), "crc": b.crc, "crcValid": b.crc_valid(),
+            "records": records,
+        }));
+    }
+    json!({"file": name, "logStartOffset": base_offset_from_file_name(name).map(big),
+           "batches": batches_json, "invalidBytesAtEnd": batches.invalid_bytes(), "errors": errors})
+}
