@@ -16,10 +16,10 @@ PYTHON  ?= python3
 BUILD   := build
 VENV    := .venv
 VPY     := $(VENV)/bin/python
-VECTORS := $(wildcard tests/vectors/*.json)
+VECTORS := $(wildcard tests/vectors/*.json) $(wildcard tests/plans/*.json)
 CONFORMANCE := target/release/rlmeta-conformance
 
-.PHONY: help setup setup-rust setup-py setup-node setup-browser test demo lint rust-test conformance fuzz-check bench
+.PHONY: help setup setup-rust setup-py setup-node setup-browser test demo examples-test lint rust-test conformance bench
 help:
 	@echo "make demo   run the main job on embedded sample data"
 	@echo "make test   install what is needed, then run every test of every language"
@@ -63,9 +63,18 @@ conformance: $(CONFORMANCE)
 -include tests/interop/rules.mk
 -include fuzz/rules.mk
 
-test: setup lint rust-test conformance $(BINDING_TESTS)
+test: setup lint rust-test conformance examples-test $(BINDING_TESTS)
 
-demo: conformance
+# The main job: inspect the embedded segment file of a real Kafka 4.4.0 broker (no broker needed).
+demo:
+	$(CARGO) run -q --release -p rlmeta-examples --bin inspect
+
+# The example runs on the embedded data and on a file given by path, in text and JSON.
+examples-test:
+	$(CARGO) run -q --release -p rlmeta-examples --bin inspect | grep -q 'live segments: 4, orphaned updates: 0'
+	$(CARGO) run -q --release -p rlmeta-examples --bin inspect -- --json \
+	  tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-2/00000000000000000000.log \
+	  | $(PYTHON) -c 'import json,sys; d=json.load(sys.stdin); s=d["inspection"]["summary"]; assert s["records"] > 0 and s["liveSegments"] == 0, s; print("examples-test: 2 passed, 0 failed")'
 
 bench:
 	$(CARGO) bench -p rlmeta

@@ -15,7 +15,7 @@ use jni::strings::JNIString;
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned, jni_sig, jni_str};
 use rlmeta::json::{Int64Style, decode_value_to_json, encode_value_from_json};
-use rlmeta::{ErrorKind, RecordKey, Uuid};
+use rlmeta::{ErrorKind, RecordKey};
 
 use crate::error::panic_error;
 
@@ -156,14 +156,14 @@ pub extern "system" fn Java_dev_rlmeta_RlMeta_keyFormat<'l>(
             string(env, &topic, "topic")?,
         );
         let key = core(env, || {
-            Ok(RecordKey {
-                topic_id: Uuid::parse(&topic_id)?,
-                topic,
+            Ok(RecordKey::from_text(
+                &topic_id,
+                &topic,
                 partition,
                 end_offset,
                 broker_leader_epoch,
                 update,
-            }
+            )?
             .format())
         })?;
         JString::from_str(env, key)
@@ -222,7 +222,7 @@ pub extern "system" fn Java_dev_rlmeta_RlMeta_metadataPartition<'l>(
     call(env, |env| {
         let topic_id = string(env, &topic_id, "topicId")?;
         core(env, || {
-            rlmeta::metadata_partition(Uuid::parse(&topic_id)?, partition, num_partitions)
+            rlmeta::partitioner::metadata_partition_of(&topic_id, partition, num_partitions)
         })
     })
 }

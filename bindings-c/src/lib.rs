@@ -9,7 +9,7 @@ use std::ffi::{CStr, CString, c_char};
 use std::ptr;
 
 use rlmeta::json::{Int64Style, decode_value_to_json, encode_value_from_json};
-use rlmeta::{Error, ErrorKind, RecordKey, Uuid};
+use rlmeta::{Error, ErrorKind, RecordKey};
 
 mod error;
 #[cfg(feature = "jni")]
@@ -297,14 +297,14 @@ pub unsafe extern "C" fn rlmeta_key_format(
         // SAFETY: the caller's promise on the strings.
         let (topic_id, topic) =
             unsafe { (str_arg(topic_id, "topic_id")?, str_arg(topic, "topic")?) };
-        let key = RecordKey {
-            topic_id: Uuid::parse(topic_id)?,
-            topic: topic.to_owned(),
+        let key = RecordKey::from_text(
+            topic_id,
+            topic,
             partition,
             end_offset,
             broker_leader_epoch,
             update,
-        };
+        )?;
         // SAFETY: checked above.
         unsafe { write_out(out_key, RlmetaBuf::new(key.format().into_bytes())) };
         Ok(())
@@ -384,8 +384,8 @@ pub unsafe extern "C" fn rlmeta_metadata_partition(
     guard(err, || {
         out_arg(out_partition, "out_partition")?;
         // SAFETY: the caller's promise on `topic_id`.
-        let topic_id = Uuid::parse(unsafe { str_arg(topic_id, "topic_id") }?)?;
-        let p = rlmeta::metadata_partition(topic_id, partition, num_partitions)?;
+        let topic_id = unsafe { str_arg(topic_id, "topic_id") }?;
+        let p = rlmeta::partitioner::metadata_partition_of(topic_id, partition, num_partitions)?;
         // SAFETY: checked above.
         unsafe { write_out(out_partition, p) };
         Ok(())

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyType};
 use rlmeta::json::{Int64Style, decode_value_to_json, encode_value_from_json};
-use rlmeta::{Error, ErrorKind, RecordKey, Uuid};
+use rlmeta::{Error, ErrorKind, RecordKey};
 
 /// Inputs at least this long are decoded or encoded with the GIL released; shorter calls are
 /// faster than releasing and taking it back.
@@ -175,15 +175,14 @@ fn key_format(
     update: bool,
 ) -> PyResult<String> {
     run(py, 0, || {
-        let topic_id = Uuid::parse(&topic_id)?;
-        Ok(RecordKey {
-            topic_id,
-            topic,
+        Ok(RecordKey::from_text(
+            &topic_id,
+            &topic,
             partition,
             end_offset,
             broker_leader_epoch,
             update,
-        }
+        )?
         .format())
     })
 }
@@ -218,7 +217,7 @@ fn metadata_partition(
     num_partitions: i32,
 ) -> PyResult<i32> {
     run(py, 0, || {
-        rlmeta::metadata_partition(Uuid::parse(&topic_id)?, partition, num_partitions)
+        rlmeta::partitioner::metadata_partition_of(&topic_id, partition, num_partitions)
     })
 }
 

@@ -16,7 +16,7 @@
 use std::cell::RefCell;
 
 use rlmeta::json::{Int64Style, decode_value_to_json, encode_value_from_json};
-use rlmeta::{Error, ErrorKind, RecordKey, Uuid};
+use rlmeta::{Error, ErrorKind, RecordKey};
 use wasm_bindgen::prelude::*;
 
 /// A core error as thrown to JS: its kind's code and name, where it was found and why. The
@@ -145,8 +145,8 @@ pub fn key_format(
     broker_leader_epoch: i32,
     update: bool,
 ) -> JsResult<String> {
-    Ok(RecordKey::new(
-        Uuid::parse(topic_id)?,
+    Ok(RecordKey::from_text(
+        topic_id,
         topic,
         partition,
         end_offset,
@@ -177,8 +177,8 @@ pub fn key_for_value(value: &[u8]) -> JsResult<String> {
 /// The partition of `__remote_log_metadata` (0..num_partitions) holding a user partition.
 #[wasm_bindgen(js_name = metadataPartition)]
 pub fn metadata_partition(topic_id: &str, partition: i32, num_partitions: i32) -> JsResult<i32> {
-    Ok(rlmeta::metadata_partition(
-        Uuid::parse(topic_id)?,
+    Ok(rlmeta::partitioner::metadata_partition_of(
+        topic_id,
         partition,
         num_partitions,
     )?)

@@ -1,6 +1,7 @@
 //! Decode and encode throughput per record type (records/s via `Elements`, MB/s via `Bytes`),
 //! over 10,000 realistic values each (a topic name of 20 characters, 3 leader epochs, no custom
 //! metadata), as Kafka 4.4.0 writes them (version 0) and as KIP-1266 writes them (version 1).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is a panic
 
 use std::borrow::Cow;
 use std::hint::black_box;

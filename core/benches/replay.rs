@@ -2,6 +2,7 @@
 //! values (50 user partitions; every segment uploaded, and all but the newest 1,746 of each
 //! partition deleted: about 87,300 live segments at the end, the shape of the design's budget),
 //! memory held per live segment (counted by a global allocator), and query latency.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is a panic
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::borrow::Cow;
@@ -12,7 +13,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rlmeta::cache::Store;
 use rlmeta::model::{SegmentState, TopicIdPartition, Uuid};
 use rlmeta::record::{
-    LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord, SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
+    LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord, SegmentMetadataUpdateRecord,
+    TopicIdPartitionEntry, Value,
 };
 
 struct Counting;
@@ -42,14 +44,26 @@ const SEGMENTS_PER_PARTITION: i64 = 5_873;
 const LIVE_PER_PARTITION: i64 = 1_746;
 
 fn tip(p: i32) -> TopicIdPartition {
-    TopicIdPartition { topic_id: Uuid::new(0x0123_4567_89ab_cdef, 0x7edc_ba98_7654_3210), topic: "orders.events-eu-west".into(), partition: p }
+    TopicIdPartition {
+        topic_id: Uuid::new(0x0123_4567_89ab_cdef, 0x7edc_ba98_7654_3210),
+        topic: "orders.events-eu-west".into(),
+        partition: p,
+    }
 }
 
 fn seg_id(p: i32, s: i64) -> SegmentIdEntry<'static> {
     let t = tip(p);
     SegmentIdEntry {
-        topic_id_partition: TopicIdPartitionEntry { name: Cow::Owned(t.topic), id: t.topic_id, partition: p, unknown_tagged_fields: vec![] },
-        id: Uuid::new(i64::from(p) << 32 | s, s.wrapping_mul(0x9e37_79b9_7f4a_7c15u64 as i64)),
+        topic_id_partition: TopicIdPartitionEntry {
+            name: Cow::Owned(t.topic),
+            id: t.topic_id,
+            partition: p,
+            unknown_tagged_fields: vec![],
+        },
+        id: Uuid::new(
+            i64::from(p) << 32 | s,
+            s.wrapping_mul(0x9e37_79b9_7f4a_7c15u64 as i64),
+        ),
         unknown_tagged_fields: vec![],
     }
 }
@@ -89,7 +103,11 @@ fn history() -> Vec<Vec<u8>> {
                         broker_id: 1,
                         max_timestamp_ms: 1_700_000_000_000 + s,
                         event_timestamp_ms: 1_700_000_000_000 + s,
-                        segment_leader_epochs: vec![LeaderEpochEntry { leader_epoch: epoch, offset: start, unknown_tagged_fields: vec![] }],
+                        segment_leader_epochs: vec![LeaderEpochEntry {
+                            leader_epoch: epoch,
+                            offset: start,
+                            unknown_tagged_fields: vec![],
+                        }],
                         segment_size_in_bytes: 1 << 30,
                         custom_metadata: None,
                         remote_log_segment_state: 0,
@@ -103,8 +121,16 @@ fn history() -> Vec<Vec<u8>> {
             );
             out.push(update(p, s, SegmentState::CopySegmentFinished));
             if s >= LIVE_PER_PARTITION {
-                out.push(update(p, s - LIVE_PER_PARTITION, SegmentState::DeleteSegmentStarted));
-                out.push(update(p, s - LIVE_PER_PARTITION, SegmentState::DeleteSegmentFinished));
+                out.push(update(
+                    p,
+                    s - LIVE_PER_PARTITION,
+                    SegmentState::DeleteSegmentStarted,
+                ));
+                out.push(update(
+                    p,
+                    s - LIVE_PER_PARTITION,
+                    SegmentState::DeleteSegmentFinished,
+                ));
             }
         }
     }
@@ -129,7 +155,10 @@ fn benches(c: &mut Criterion) {
     let before = LIVE_BYTES.load(Ordering::Relaxed);
     let store = replay(&values);
     let held = LIVE_BYTES.load(Ordering::Relaxed) - before;
-    let live: usize = (0..PARTITIONS).filter_map(|p| store.segments(&tip(p)).ok()).map(|v| v.len()).sum();
+    let live: usize = (0..PARTITIONS)
+        .filter_map(|p| store.segments(&tip(p)).ok())
+        .map(|v| v.len())
+        .sum();
     println!(
         "history: {} values, {:.1} MB; live segments at the end: {live}; store holds {:.1} MB = {:.0} bytes per live segment",
         values.len(),
@@ -141,7 +170,9 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("replay");
     g.sample_size(10);
     g.throughput(Throughput::Elements(values.len() as u64));
-    g.bench_function("1M values, 50 partitions (records)", |b| b.iter(|| black_box(replay(&values))));
+    g.bench_function("1M values, 50 partitions (records)", |b| {
+        b.iter(|| black_box(replay(&values)))
+    });
     g.finish();
 
     let mut g = c.benchmark_group("query");
@@ -150,11 +181,23 @@ fn benches(c: &mut Criterion) {
     g.bench_function("segment_for (live offset)", |b| {
         let mut s = SEGMENTS_PER_PARTITION - LIVE_PER_PARTITION;
         b.iter(|| {
-            s = if s >= last { SEGMENTS_PER_PARTITION - LIVE_PER_PARTITION } else { s + 1 };
-            black_box(store.segment_for(&tp, (s / 500) as i32, s * 100_000 + 5).ok().flatten().map(|m| m.id))
+            s = if s >= last {
+                SEGMENTS_PER_PARTITION - LIVE_PER_PARTITION
+            } else {
+                s + 1
+            };
+            black_box(
+                store
+                    .segment_for(&tp, (s / 500) as i32, s * 100_000 + 5)
+                    .ok()
+                    .flatten()
+                    .map(|m| m.id),
+            )
         })
     });
-    g.bench_function("highest_offset_for_epoch", |b| b.iter(|| black_box(store.highest_offset_for_epoch(&tp, 11).ok())));
+    g.bench_function("highest_offset_for_epoch", |b| {
+        b.iter(|| black_box(store.highest_offset_for_epoch(&tp, 11).ok()))
+    });
     g.finish();
 }
 

@@ -18,14 +18,20 @@ use crate::batch::{Batch, Batches, ReadOptions};
 use crate::json::{Int64Style, record_to_json_with, to_hex};
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState};
-use crate::record::{LeaderEpochEntry, Record, SegmentIdEntry, TopicIdPartitionEntry, Value, decode_value};
+use crate::record::{
+    LeaderEpochEntry, Record, SegmentIdEntry, TopicIdPartitionEntry, Value, decode_value,
+};
 
 fn tip(t: &TopicIdPartitionEntry<'_>) -> String {
     format!("{}:{}-{}", t.id, t.name, t.partition)
 }
 
 fn segment_id(s: &SegmentIdEntry<'_>) -> String {
-    format!("RemoteLogSegmentId{{topicIdPartition={}, id={}}}", tip(&s.topic_id_partition), s.id)
+    format!(
+        "RemoteLogSegmentId{{topicIdPartition={}, id={}}}",
+        tip(&s.topic_id_partition),
+        s.id
+    )
 }
 
 /// Java's sorted map form of the leader epochs (`{0=0, 1=20}`), duplicate epochs: the last wins.
@@ -33,12 +39,18 @@ fn epochs(e: &[LeaderEpochEntry<'_>]) -> String {
     let mut sorted: Vec<(i32, i64)> = e.iter().rev().map(|e| (e.leader_epoch, e.offset)).collect();
     sorted.sort_by_key(|(epoch, _)| *epoch);
     sorted.dedup_by_key(|(epoch, _)| *epoch);
-    let inner: Vec<String> = sorted.iter().map(|(epoch, offset)| format!("{epoch}={offset}")).collect();
+    let inner: Vec<String> = sorted
+        .iter()
+        .map(|(epoch, offset)| format!("{epoch}={offset}"))
+        .collect();
     format!("{{{}}}", inner.join(", "))
 }
 
 fn custom(c: Option<&[u8]>) -> String {
-    c.map_or_else(|| "Optional.empty".to_owned(), |c| format!("Optional[CustomMetadata{{{} bytes}}]", c.len()))
+    c.map_or_else(
+        || "Optional.empty".to_owned(),
+        |c| format!("Optional[CustomMetadata{{{} bytes}}]", c.len()),
+    )
 }
 
 fn segment_state(id: i8) -> String {
@@ -74,8 +86,10 @@ pub fn to_kafka_string(v: &Value<'_>) -> String {
         Record::PartitionDelete(d) => format!(
             "RemotePartitionDeleteMetadata{{topicPartition={}, state={}, eventTimestampMs={}, brokerId={}}}",
             tip(&d.topic_id_partition),
-            PartitionDeleteState::from_id(d.remote_partition_delete_state)
-                .map_or_else(|| format!("UNKNOWN({})", d.remote_partition_delete_state), |s| s.name().to_owned()),
+            PartitionDeleteState::from_id(d.remote_partition_delete_state).map_or_else(
+                || format!("UNKNOWN({})", d.remote_partition_delete_state),
+                |s| s.name().to_owned()
+            ),
             d.event_timestamp_ms,
             d.broker_id
         ),
@@ -116,13 +130,21 @@ fn payload(v: Option<&[u8]>, offset: i64) -> Result<String, String> {
         return Err("<tombstone>".to_owned());
     };
     let value = decode_value(v).map_err(|e| format!("Error at offset {offset}, skipping. {e}"))?;
-    value.validate().map_err(|e| format!("Error at offset {offset}, skipping. {e}"))?;
+    value
+        .validate()
+        .map_err(|e| format!("Error at offset {offset}, skipping. {e}"))?;
     Ok(to_kafka_string(&value))
 }
 
 fn batch_line(out: &mut String, b: &Batch<'_>) {
-    let delete_horizon = b.delete_horizon_ms().map_or_else(|| "OptionalLong.empty".to_owned(), |h| format!("OptionalLong[{h}]"));
-    let codec = b.compression().map_or_else(|_| format!("unknown({})", b.attributes.compression_id()), |c| c.name().to_owned());
+    let delete_horizon = b.delete_horizon_ms().map_or_else(
+        || "OptionalLong.empty".to_owned(),
+        |h| format!("OptionalLong[{h}]"),
+    );
+    let codec = b.compression().map_or_else(
+        |_| format!("unknown({})", b.attributes.compression_id()),
+        |c| c.name().to_owned(),
+    );
     let _ = writeln!(
         out,
         "baseOffset: {} lastOffset: {} count: {} baseSequence: {} lastSequence: {} producerId: {} producerEpoch: {} \
@@ -153,7 +175,11 @@ fn batch_line(out: &mut String, b: &Batch<'_>) {
 pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Dumping {name}");
-    let _ = writeln!(out, "Log starting offset: {}", base_offset_from_file_name(name).unwrap_or(0));
+    let _ = writeln!(
+        out,
+        "Log starting offset: {}",
+        base_offset_from_file_name(name).unwrap_or(0)
+    );
     let mut batches = Batches::new(file, ReadOptions::default());
     for batch in batches.by_ref() {
         let Ok(b) = batch else { continue };
@@ -161,16 +187,28 @@ pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
         let records = match b.records() {
             Ok(r) => r,
             Err(e) => {
-                let _ = writeln!(out, "Error reading the records of the batch at position {}: {e}", b.position);
+                let _ = writeln!(
+                    out,
+                    "Error reading the records of the batch at position {}: {e}",
+                    b.position
+                );
                 continue;
             }
         };
         for r in records {
             let Ok(r) = r else {
-                let _ = writeln!(out, "Error reading a record of the batch at position {}", b.position);
+                let _ = writeln!(
+                    out,
+                    "Error reading a record of the batch at position {}",
+                    b.position
+                );
                 break;
             };
-            let header_keys: Vec<String> = r.headers.iter().map(|h| String::from_utf8_lossy(h.key).into_owned()).collect();
+            let header_keys: Vec<String> = r
+                .headers
+                .iter()
+                .map(|h| String::from_utf8_lossy(h.key).into_owned())
+                .collect();
             let _ = write!(
                 out,
                 "| offset: {} {}: {} keySize: {} valueSize: {} sequence: {} headerKeys: [{}]",
@@ -199,7 +237,11 @@ pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
                     let _ = writeln!(out, " payload: {tomb}");
                 }
                 Err(_) if r.value.is_none() => {
-                    let _ = writeln!(out, " payload: Error at offset {}, skipping. the value is null (a tombstone)", r.offset);
+                    let _ = writeln!(
+                        out,
+                        " payload: Error at offset {}, skipping. the value is null (a tombstone)",
+                        r.offset
+                    );
                 }
                 Err(err) => {
                     let _ = writeln!(out, " payload: {err}");
@@ -209,7 +251,11 @@ pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
     }
     if batches.invalid_bytes() > 0 {
         let file_name = name.rsplit('/').next().unwrap_or(name);
-        let _ = writeln!(out, "Found {} invalid bytes at the end of {file_name}", batches.invalid_bytes());
+        let _ = writeln!(
+            out,
+            "Found {} invalid bytes at the end of {file_name}",
+            batches.invalid_bytes()
+        );
     }
     out
 }
@@ -229,7 +275,9 @@ pub fn dump_log_json(name: &str, file: &[u8], style: Int64Style) -> Json {
         let b = match batch {
             Ok(b) => b,
             Err(e) => {
-                errors.push(json!({"code": e.code(), "kind": e.kind().name(), "message": e.to_string()}));
+                errors.push(
+                    json!({"code": e.code(), "kind": e.kind().name(), "message": e.to_string()}),
+                );
                 continue;
             }
         };
@@ -241,9 +289,13 @@ pub fn dump_log_json(name: &str, file: &[u8], style: Int64Style) -> Json {
                     let parsed = r.key.and_then(|k| RecordKey::parse_bytes(k).ok());
                     let value = match r.value.map(decode_value) {
                         None => json!({"tombstone": true}),
-                        Some(Ok(v)) => json!({"apiKey": v.record.api_key().id(), "version": v.version,
-                                              "record": record_to_json_with(&v, style), "text": to_kafka_string(&v)}),
-                        Some(Err(e)) => json!({"error": {"code": e.code(), "kind": e.kind().name(), "message": e.to_string()}}),
+                        Some(Ok(v)) => {
+                            json!({"apiKey": v.record.api_key().id(), "version": v.version,
+                                              "record": record_to_json_with(&v, style), "text": to_kafka_string(&v)})
+                        }
+                        Some(Err(e)) => {
+                            json!({"error": {"code": e.code(), "kind": e.kind().name(), "message": e.to_string()}})
+                        }
                     };
                     records.push(json!({
                         "offset": big(r.offset), "timestamp": big(r.timestamp), "sequence": r.sequence,
@@ -254,7 +306,8 @@ pub fn dump_log_json(name: &str, file: &[u8], style: Int64Style) -> Json {
                     }));
                 }
             }
-            Err(e) => errors.push(json!({"position": b.position, "code": e.code(), "message": e.to_string()})),
+            Err(e) => errors
+                .push(json!({"position": b.position, "code": e.code(), "message": e.to_string()})),
         }
         batches_json.push(json!({
             "position": b.position, "baseOffset": big(b.base_offset), "lastOffset": big(b.last_offset()), "count": b.records_count,

@@ -72,6 +72,27 @@ impl RecordKey {
         })
     }
 
+    /// [`RecordKey::new`] with the topic id in Kafka's string form, as bindings receive it; a
+    /// malformed id is an error naming the field `topicId`.
+    pub fn from_text(
+        topic_id: &str,
+        topic: &str,
+        partition: i32,
+        end_offset: i64,
+        broker_leader_epoch: i32,
+        update: bool,
+    ) -> Result<RecordKey> {
+        let topic_id = Uuid::parse(topic_id).map_err(|e| e.in_field("topicId"))?;
+        RecordKey::new(
+            topic_id,
+            topic,
+            partition,
+            end_offset,
+            broker_leader_epoch,
+            update,
+        )
+    }
+
     /// The key of a record value as KIP-1266 writes it. Segment records (api key 0) take the bare
     /// key; update and partition-delete records take `:UPDATE`, and need version 1 (a version-0
     /// update carries no end offset or epoch to build the key from). Snapshot records have no key.

@@ -18,6 +18,7 @@ pub mod compaction;
 pub mod error;
 pub mod feature;
 pub mod format;
+pub mod inspect;
 pub mod json;
 pub mod key;
 pub mod model;

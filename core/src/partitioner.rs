@@ -60,6 +60,16 @@ pub fn metadata_partition(topic_id: Uuid, partition: i32, num_partitions: i32) -
     Ok((m & 0x7fff_ffff) % num_partitions)
 }
 
+/// [`metadata_partition`] with the topic id in Kafka's string form, as bindings receive it; a
+/// malformed id is an error naming the field `topicId`.
+pub fn metadata_partition_of(topic_id: &str, partition: i32, num_partitions: i32) -> Result<i32> {
+    metadata_partition(
+        Uuid::parse(topic_id).map_err(|e| e.in_field("topicId"))?,
+        partition,
+        num_partitions,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,15 +42,26 @@ fn refuse(why: String) -> Error {
 impl Tiering {
     /// A topic with tiering enabled for the first time.
     pub fn enabled() -> Tiering {
-        Tiering { state: TieredState::Enabled, tiered_epoch: 0, policy: None }
+        Tiering {
+            state: TieredState::Enabled,
+            tiered_epoch: 0,
+            policy: None,
+        }
     }
 
     /// ENABLED -> DISABLING under a new tiered epoch, which every step of the disablement carries.
     pub fn disable(&mut self, policy: DisablePolicy) -> Result<i32> {
         if self.state != TieredState::Enabled {
-            return Err(refuse(format!("cannot disable tiered storage in state {:?}", self.state)));
+            return Err(refuse(format!(
+                "cannot disable tiered storage in state {:?}",
+                self.state
+            )));
         }
-        *self = Tiering { state: TieredState::Disabling, tiered_epoch: self.tiered_epoch + 1, policy: Some(policy) };
+        *self = Tiering {
+            state: TieredState::Disabling,
+            tiered_epoch: self.tiered_epoch + 1,
+            policy: Some(policy),
+        };
         Ok(self.tiered_epoch)
     }
 
@@ -64,7 +75,9 @@ impl Tiering {
             )));
         }
         if self.policy == Some(DisablePolicy::Delete) && remaining_segments > 0 {
-            return Err(refuse(format!("{remaining_segments} remote segment(s) are not deleted yet")));
+            return Err(refuse(format!(
+                "{remaining_segments} remote segment(s) are not deleted yet"
+            )));
         }
         self.state = TieredState::Disabled;
         Ok(())
@@ -73,9 +86,16 @@ impl Tiering {
     /// DISABLED -> ENABLED under a new epoch; refused while a disablement is in progress.
     pub fn enable(&mut self) -> Result<i32> {
         if self.state != TieredState::Disabled {
-            return Err(refuse(format!("tiered storage can be re-enabled only once DISABLED, not in {:?}", self.state)));
+            return Err(refuse(format!(
+                "tiered storage can be re-enabled only once DISABLED, not in {:?}",
+                self.state
+            )));
         }
-        *self = Tiering { state: TieredState::Enabled, tiered_epoch: self.tiered_epoch + 1, policy: None };
+        *self = Tiering {
+            state: TieredState::Enabled,
+            tiered_epoch: self.tiered_epoch + 1,
+            policy: None,
+        };
         Ok(self.tiered_epoch)
     }
 }
@@ -83,13 +103,23 @@ impl Tiering {
 /// The remote segments a disablement with `policy` must delete: every segment the store holds
 /// that is not already gone (none for `retain`). Each is deleted through the planner's
 /// DELETE_SEGMENT_STARTED / FINISHED, which tombstones its keys at its own FINISHED.
-pub fn segments_to_delete(store: &Store, tp: &TopicIdPartition, policy: DisablePolicy) -> Vec<Uuid> {
+pub fn segments_to_delete(
+    store: &Store,
+    tp: &TopicIdPartition,
+    policy: DisablePolicy,
+) -> Vec<Uuid> {
     if policy == DisablePolicy::Retain {
         return Vec::new();
     }
     let mut ids: Vec<Uuid> = store
         .partition_cache(tp)
-        .map(|c| c.segments().into_iter().filter(|m| m.state != SegmentState::DeleteSegmentFinished).map(|m| m.id).collect())
+        .map(|c| {
+            c.segments()
+                .into_iter()
+                .filter(|m| m.state != SegmentState::DeleteSegmentFinished)
+                .map(|m| m.id)
+                .collect()
+        })
         .unwrap_or_default();
     ids.extend(store.orphans(tp).into_iter().map(|o| o.segment_id));
     ids
@@ -105,7 +135,10 @@ mod tests {
         assert!(t.enable().is_err(), "already enabled");
         let epoch = t.disable(DisablePolicy::Delete).unwrap_or_default();
         assert_eq!((t.state, epoch), (TieredState::Disabling, 1));
-        assert!(t.disable(DisablePolicy::Retain).is_err(), "a disablement is in progress");
+        assert!(
+            t.disable(DisablePolicy::Retain).is_err(),
+            "a disablement is in progress"
+        );
         assert!(t.enable().is_err(), "re-enabling only from DISABLED");
         assert!(t.finish_disable(0, 0).is_err(), "stale epoch");
         assert!(t.finish_disable(1, 2).is_err(), "segments left to delete");
@@ -119,7 +152,11 @@ mod tests {
         let mut r = Tiering::enabled();
         assert!(r.disable(DisablePolicy::Retain).is_ok());
         assert!(r.finish_disable(1, 5).is_ok(), "retain keeps the segments");
-        let tp = TopicIdPartition { topic_id: Uuid::new(1, 1), topic: "t".into(), partition: 0 };
+        let tp = TopicIdPartition {
+            topic_id: Uuid::new(1, 1),
+            topic: "t".into(),
+            partition: 0,
+        };
         assert!(segments_to_delete(&Store::new(), &tp, DisablePolicy::Retain).is_empty());
     }
 }

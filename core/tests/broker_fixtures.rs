@@ -17,7 +17,10 @@ fn metadata_segments() -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
     for p in 0..3 {
         let dir = format!("__remote_log_metadata-{p}");
-        let path = fixtures().join("remote_log_metadata").join(&dir).join("00000000000000000000.log");
+        let path = fixtures()
+            .join("remote_log_metadata")
+            .join(&dir)
+            .join("00000000000000000000.log");
         out.push((dir, path));
     }
     out
@@ -28,8 +31,14 @@ fn dump_equals_kafka_dump_log_line_for_line() {
     for (dir, path) in metadata_segments() {
         let bytes = std::fs::read(&path).unwrap();
         let ours = dump_log("00000000000000000000.log", &bytes, DumpOptions::default());
-        let kafka = std::fs::read_to_string(fixtures().join("dump").join(format!("{dir}-00000000000000000000.log.txt"))).unwrap();
-        let (ours, kafka): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), kafka.lines().collect());
+        let kafka = std::fs::read_to_string(
+            fixtures()
+                .join("dump")
+                .join(format!("{dir}-00000000000000000000.log.txt")),
+        )
+        .unwrap();
+        let (ours, kafka): (Vec<&str>, Vec<&str>) =
+            (ours.lines().collect(), kafka.lines().collect());
         for (i, (a, b)) in ours.iter().zip(kafka.iter()).enumerate() {
             assert_eq!(a, b, "{dir}: line {} differs", i + 1);
         }
@@ -65,13 +74,21 @@ fn every_batch_is_valid_and_every_value_decodes() {
 /// as a level in the checkpoint; it must be present.
 #[test]
 fn zero_checkpoint_levels_match_kafka_features_describe() {
-    let path = fixtures().join("cluster_metadata/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint");
+    let path = fixtures()
+        .join("cluster_metadata/__cluster_metadata-0/00000000000000000000-0000000000.checkpoint");
     let levels = rlmeta::checkpoint::finalized_features(&std::fs::read(path).unwrap()).unwrap();
     let described = std::fs::read_to_string(fixtures().join("features.txt")).unwrap();
     let mut compared = 0;
     for line in described.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
-        let field = |name: &str| words.iter().position(|w| *w == name).and_then(|i| words.get(i + 1)).copied().unwrap();
+        let field = |name: &str| {
+            words
+                .iter()
+                .position(|w| *w == name)
+                .and_then(|i| words.get(i + 1))
+                .copied()
+                .unwrap()
+        };
         let (feature, finalized) = (field("Feature:"), field("FinalizedVersionLevel:"));
         match feature {
             "metadata.version" => assert!(levels.metadata_version().is_some()),
@@ -81,5 +98,44 @@ fn zero_checkpoint_levels_match_kafka_features_describe() {
         compared += 1;
     }
     assert_eq!(compared, 7);
-    assert_eq!(levels.remote_log_metadata_version(), None, "4.4.0 has no KIP-1266 feature: absent, not level 0");
+    assert_eq!(
+        levels.remote_log_metadata_version(),
+        None,
+        "4.4.0 has no KIP-1266 feature: absent, not level 0"
+    );
+}
+
+/// Replaying the broker's metadata log yields exactly the segments its remote storage still
+/// holds, all COPY_SEGMENT_FINISHED; every segment deleted by retention is gone.
+#[test]
+fn replay_yields_exactly_the_segments_in_remote_storage() {
+    let listing = std::fs::read_to_string(fixtures().join("remote-listing.txt")).unwrap();
+    let mut in_storage: Vec<String> = listing
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split(':').next()?.rsplit('/').next().map(str::to_owned))
+        .collect();
+    in_storage.sort();
+    let mut live = Vec::new();
+    let mut gone = 0;
+    for (_, path) in metadata_segments() {
+        let bytes = std::fs::read(&path).unwrap();
+        let report = rlmeta::inspect::inspect(&[("00000000000000000000.log", &bytes)]);
+        for s in &report.segments {
+            match s.now {
+                Some(state) => {
+                    assert_eq!(state, rlmeta::SegmentState::CopySegmentFinished);
+                    live.push(s.id.to_string());
+                }
+                None => gone += 1,
+            }
+        }
+        assert_eq!(
+            report.summary.live_segments,
+            report.segments.iter().filter(|s| s.now.is_some()).count()
+        );
+    }
+    live.sort();
+    assert_eq!(live, in_storage);
+    assert!(gone > 0, "retention deleted some segments");
 }

@@ -18,6 +18,7 @@
 //!    never decreases, even once every segment of the epoch is deleted), never higher. Brokers use
 //!    it to find where to resume uploads among live segments; the compacted answer is still at
 //!    least the end of every live finished segment of the epoch (checked below).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is a panic
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,5 +1,6 @@
 //! Replays every input kept under fuzz/regressions/ with the fuzz targets' properties, and a set
 //! of hand-picked hostile inputs, so a fixed crash stays fixed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is a panic
 
 use std::path::Path;
 

@@ -1,6 +1,7 @@
 //! KIP-1266's user scenarios 1-5 (seed 000), written through rlmeta's planner, compacted by the
 //! cleaner model and replayed; and the counter-example showing why rlmeta does not use the
 //! tombstone prefix rule of the KIP and apache/kafka#22459.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is a panic
 
 use rlmeta::cache::{SegmentMetadata, Store};
 use rlmeta::compaction::{Log, TopicConfig};

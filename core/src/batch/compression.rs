@@ -173,18 +173,21 @@ const FCOMMENT: u8 = 0x10;
 const DEFLATE_MAX_RATIO: usize = 1032;
 
 fn gzip_decode(data: &[u8], out: &mut Vec<u8>, ctx: &Ctx) -> Result<()> {
-    let mut pos = gzip_member(data, 0, out, ctx)?;
-    // Like Java's GZIPInputStream: another member may follow; anything else is ignored.
-    while data.len().saturating_sub(pos) >= 10
-        && data.get(pos..pos + 3) == Some(&[GZIP_MAGIC[0], GZIP_MAGIC[1], GZIP_DEFLATE][..])
-    {
-        pos = gzip_member(data, pos, out, ctx)?;
+    let body = gzip_header(data, 0, ctx)?;
+    let mut pos = gzip_member(data, body, out, ctx)?;
+    // Like Java's GZIPInputStream: another member may follow; bytes that do not start with a
+    // valid member header are ignored.
+    while data.len() > pos {
+        let Ok(body) = gzip_header(data, pos, ctx) else {
+            break;
+        };
+        pos = gzip_member(data, body, out, ctx)?;
     }
     Ok(())
 }
 
-/// Reads the gzip member at `start`, appends its content to `out`, returns where it ends.
-fn gzip_member(data: &[u8], start: usize, out: &mut Vec<u8>, ctx: &Ctx) -> Result<usize> {
+/// Checks the gzip member header at `start`; returns where its deflate data starts.
+fn gzip_header(data: &[u8], start: usize, ctx: &Ctx) -> Result<usize> {
     let eof = |at: usize| ctx.corrupt(at, "gzip stream ends early");
     let fixed = data.get(start..start + 10).ok_or_else(|| eof(start))?;
     if fixed[0..2] != GZIP_MAGIC {
@@ -198,7 +201,10 @@ fn gzip_member(data: &[u8], start: usize, out: &mut Vec<u8>, ctx: &Ctx) -> Resul
     if flags & FEXTRA != 0 {
         let n = data.get(pos..pos + 2).ok_or_else(|| eof(pos))?;
         let n = usize::from(u16::from_le_bytes([n[0], n[1]]));
-        pos = pos.checked_add(2 + n).filter(|&p| p <= data.len()).ok_or_else(|| eof(pos))?;
+        pos = pos
+            .checked_add(2 + n)
+            .filter(|&p| p <= data.len())
+            .ok_or_else(|| eof(pos))?;
     }
     for flag in [FNAME, FCOMMENT] {
         if flags & flag != 0 {
@@ -216,6 +222,13 @@ fn gzip_member(data: &[u8], start: usize, out: &mut Vec<u8>, ctx: &Ctx) -> Resul
         }
         pos += 2;
     }
+    Ok(pos)
+}
+
+/// Inflates the member whose deflate data starts at `pos`, checks its trailer, appends its
+/// content to `out`; returns where the member ends.
+fn gzip_member(data: &[u8], mut pos: usize, out: &mut Vec<u8>, ctx: &Ctx) -> Result<usize> {
+    let eof = |at: usize| ctx.corrupt(at, "gzip stream ends early");
     let body = data.get(pos..).unwrap_or_default();
     // The last 4 bytes hold the size of a lone member: a good first guess for the output.
     let hint = le_u32(data, data.len().saturating_sub(4)).map_or(0, |n| n as usize);
@@ -287,7 +300,18 @@ fn gzip_encode(data: &[u8]) -> Vec<u8> {
     let deflated = miniz_oxide::deflate::compress_to_vec(data, 6);
     let mut out = Vec::with_capacity(deflated.len() + 18);
     // MTIME 0, XFL 0, OS "unknown": what Java's GZIPOutputStream writes.
-    out.extend_from_slice(&[GZIP_MAGIC[0], GZIP_MAGIC[1], GZIP_DEFLATE, 0, 0, 0, 0, 0, 0, 0xff]);
+    out.extend_from_slice(&[
+        GZIP_MAGIC[0],
+        GZIP_MAGIC[1],
+        GZIP_DEFLATE,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0xff,
+    ]);
     out.extend_from_slice(&deflated);
     out.extend_from_slice(&crc32_update(0, data).to_le_bytes());
     out.extend_from_slice(&(data.len() as u32).to_le_bytes());
@@ -310,13 +334,16 @@ fn snappy_decode(data: &[u8], out: &mut Vec<u8>, ctx: &Ctx) -> Result<()> {
     }
     let version = be_u32(data, 8).unwrap_or(0) as i32;
     if version < 1 {
-        return Err(ctx.corrupt(8, format!("incompatible snappy-java stream version {version}")));
+        return Err(ctx.corrupt(
+            8,
+            format!("incompatible snappy-java stream version {version}"),
+        ));
     }
     let magic_head = be_u32(&SNAPPY_MAGIC, 0).unwrap_or(0);
     let mut pos = SNAPPY_HEADER_LEN;
     while pos < data.len() {
-        let len = be_u32(data, pos)
-            .ok_or_else(|| ctx.corrupt(pos, "snappy chunk length cut short"))?;
+        let len =
+            be_u32(data, pos).ok_or_else(|| ctx.corrupt(pos, "snappy chunk length cut short"))?;
         if len == magic_head {
             // A concatenated stream: its header again.
             if data.get(pos..pos + 8) != Some(&SNAPPY_MAGIC[..]) || data.len() < pos + 16 {
@@ -443,7 +470,10 @@ fn lz4_decode(data: &[u8], out: &mut Vec<u8>, ctx: &Ctx) -> Result<()> {
             return Ok(());
         }
         if size > max_block {
-            return Err(ctx.corrupt(pos - 4, format!("Block size {size} exceeded max: {max_block}")));
+            return Err(ctx.corrupt(
+                pos - 4,
+                format!("Block size {size} exceeded max: {max_block}"),
+            ));
         }
         let block = data.get(pos..pos + size).ok_or_else(|| eof(pos))?;
         let have = out.len();
@@ -489,9 +519,8 @@ fn lz4_encode(data: &[u8]) -> Result<Vec<u8>> {
     out.push((xxh32(&descriptor, 0) >> 8) as u8);
     let mut scratch = vec![0u8; lz4_flex::block::get_maximum_output_size(BLOCK)];
     for chunk in data.chunks(BLOCK) {
-        let n = lz4_flex::block::compress_into(chunk, &mut scratch).map_err(|e| {
-            Error::field(ErrorKind::InvalidArgument, "lz4", format!("lz4: {e}"))
-        })?;
+        let n = lz4_flex::block::compress_into(chunk, &mut scratch)
+            .map_err(|e| Error::field(ErrorKind::InvalidArgument, "lz4", format!("lz4: {e}")))?;
         match scratch.get(..n) {
             Some(block) if n < chunk.len() => {
                 out.extend_from_slice(&(n as u32).to_le_bytes());
@@ -621,7 +650,9 @@ fn zstd_decode(data: &[u8], out: &mut Vec<u8>, ctx: &Ctx) -> Result<()> {
             // A skippable frame: magic, size, then that many bytes of user data.
             let len = le_u32(src, 4).ok_or_else(|| ctx.corrupt(at, "zstd frame cut short"))?;
             let end = 8usize.saturating_add(len as usize);
-            src = src.get(end..).ok_or_else(|| ctx.corrupt(at, "skippable frame cut short"))?;
+            src = src
+                .get(end..)
+                .ok_or_else(|| ctx.corrupt(at, "skippable frame cut short"))?;
             continue;
         }
         if magic != ZSTD_MAGIC {
@@ -636,9 +667,7 @@ fn zstd_decode(data: &[u8], out: &mut Vec<u8>, ctx: &Ctx) -> Result<()> {
         if window > ZSTD_KAFKA_MAX_WINDOW.max(room as u64) {
             return Err(ctx.too_large(at, usize::try_from(window).unwrap_or(usize::MAX)));
         }
-        decoder
-            .reset(&mut src)
-            .map_err(|e| ctx.corrupt(at, e))?;
+        decoder.reset(&mut src).map_err(|e| ctx.corrupt(at, e))?;
         let frame_start = out.len();
         loop {
             let at = data.len() - src.len();
@@ -687,7 +716,9 @@ mod tests {
 
     #[test]
     fn every_codec_round_trips() {
-        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8 ^ (i / 1000) as u8).collect();
+        let data: Vec<u8> = (0..200_000u32)
+            .map(|i| (i % 251) as u8 ^ (i / 1000) as u8)
+            .collect();
         for codec in Compression::ALL {
             for n in [0, 1, 100, 70_000, data.len()] {
                 let packed = compress(codec, &data[..n]);
@@ -707,7 +738,11 @@ mod tests {
         for codec in Compression::ALL {
             let packed = compress(codec, &zeros).unwrap_or_default();
             let e = decompress(codec, &packed, 1000).err();
-            assert_eq!(e.map(|e| e.kind()), Some(ErrorKind::LimitExceeded), "{codec}");
+            assert_eq!(
+                e.map(|e| e.kind()),
+                Some(ErrorKind::LimitExceeded),
+                "{codec}"
+            );
             let ok = decompress(codec, &packed, 1 << 20).map(|v| v.len()).ok();
             assert_eq!(ok, Some(1 << 20), "{codec}");
         }

@@ -123,7 +123,9 @@ mod tests {
 
     #[test]
     fn sliced_equals_bitwise_at_every_length_and_alignment() {
-        let data: Vec<u8> = (0..300u32).map(|i| (i.wrapping_mul(167) ^ (i >> 3)) as u8).collect();
+        let data: Vec<u8> = (0..300u32)
+            .map(|i| (i.wrapping_mul(167) ^ (i >> 3)) as u8)
+            .collect();
         for start in 0..17 {
             for end in start..data.len() {
                 let s = &data[start..end];

@@ -21,6 +21,8 @@ pub mod compression;
 pub mod control;
 pub mod crc;
 mod encode;
+#[doc(hidden)]
+pub mod properties;
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -293,9 +295,7 @@ impl<'a> Batch<'a> {
         let crc = be_i32(entry, at::CRC) as u32;
         let computed_crc = match options.crc {
             CrcCheck::Skip => None,
-            CrcCheck::Verify | CrcCheck::Report => entry
-                .get(at::ATTRIBUTES..)
-                .map(crc::crc32c),
+            CrcCheck::Verify | CrcCheck::Report => entry.get(at::ATTRIBUTES..).map(crc::crc32c),
         };
         if options.crc == CrcCheck::Verify && computed_crc != Some(crc) {
             return Err(Error::at(
@@ -762,9 +762,12 @@ impl<'b> Records<'b> {
                 field,
                 "Incorrect declared batch size, premature EOF reached".into(),
             ),
-            Fault::LongVarint => {
-                self.error(ErrorKind::InvalidVarint, at, field, "Varint is too long".into())
-            }
+            Fault::LongVarint => self.error(
+                ErrorKind::InvalidVarint,
+                at,
+                field,
+                "Varint is too long".into(),
+            ),
         }
     }
 
