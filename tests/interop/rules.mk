@@ -7,7 +7,7 @@ INTEROP_RUN  = mvn -q -B -f $(INTEROP_POM) compile exec:java -Dexec.mainClass=de
 .PHONY: interop-test interop-vectors
 interop-test: $(CONFORMANCE) | $(BUILD)
 	$(CONFORMANCE) --sample 2000 1266 > $(BUILD)/rlmeta-sample.json
-	$(call INTEROP_RUN,DecodeCheck,$(BUILD)/rlmeta-sample.json $(VECTORS))
+	$(call INTEROP_RUN,DecodeCheck,$(BUILD)/rlmeta-sample.json $(wildcard tests/vectors/v0*.json tests/vectors/kafka-4.4.0-*.json))
 	bash tests/interop/selftest.sh
 
 # Regenerates the kafka-4.4.0-*.json vectors from the jars (deterministic; not part of make test).
@@ -15,3 +15,24 @@ interop-vectors:
 	$(call INTEROP_RUN,VectorWriter,tests/vectors)
 
 BINDING_TESTS += interop-test
+
+# diff-test: differential test of rlmeta's cache against Kafka 4.4.0's own RemotePartitionMetadataStore
+# (tests/interop/README.md, "Differential test"). DiffHarness generates DIFF_N random histories
+# (fixed seed), replays them into Kafka's store and writes Kafka's answers as a replay vector file;
+# rlmeta's conformance runner must then pass every case. Harness statistics go to the .log file.
+DIFF_N    ?= 2000
+DIFF_SEED ?= 1266
+DIFF_FILE := $(BUILD)/kafka-diff-histories.json
+
+.PHONY: diff-test diff-shrink
+diff-test: $(CONFORMANCE) | $(BUILD)
+	$(call INTEROP_RUN,diff.DiffHarness,$(DIFF_N) $(DIFF_SEED) $(DIFF_FILE)) > $(DIFF_FILE:.json=.log)
+	@head -1 $(DIFF_FILE:.json=.log)
+	$(CONFORMANCE) $(DIFF_FILE)
+
+# After a diff-test failure: shrinks every failing case to a minimal history (Kafka recomputes the
+# answers at each step) into build/kafka-diff-min.json and prints it decoded. Not part of make test.
+diff-shrink: $(CONFORMANCE) | $(BUILD)
+	$(call INTEROP_RUN,diff.Shrink,$(DIFF_FILE) $(CONFORMANCE) $(BUILD)/kafka-diff-min.json)
+
+BINDING_TESTS += diff-test

@@ -29,6 +29,7 @@ from ._model import (
 )
 from ._native import (
     BadFrameVersionError,
+    CorruptError,
     InternalError,
     InvalidArgumentError,
     InvalidJsonError,
@@ -39,6 +40,7 @@ from ._native import (
     InvalidUtf8Error,
     InvalidUuidError,
     InvalidVarintError,
+    LimitExceededError,
     NotFoundError,
     NotInitializedError,
     RlmetaError,
@@ -94,6 +96,8 @@ __all__ = [
     "NotFoundError",
     "NotInitializedError",
     "InvalidStateError",
+    "CorruptError",
+    "LimitExceededError",
     "InternalError",
 ]
 
