@@ -63,7 +63,7 @@ conformance: $(CONFORMANCE)
 -include tests/interop/rules.mk
 -include fuzz/rules.mk
 
-test: setup lint rust-test conformance examples-test $(BINDING_TESTS)
+test: setup lint rust-test conformance examples-test $(BINDING_TESTS) e2e-test
 
 # The main job: inspect the embedded segment file of a real Kafka 4.4.0 broker (no broker needed).
 demo:
@@ -78,3 +78,12 @@ examples-test:
 
 bench:
 	$(CARGO) bench -p rlmeta
+
+# A real single-node KRaft Kafka 4.4.0 with tiered storage on 127.0.0.1 (tests/e2e): its metadata
+# segments and zero checkpoint checked with rlmeta against Kafka's own tools' output.
+E2E_OUT := $(BUILD)/e2e
+.PHONY: e2e-test
+e2e-test: | $(BUILD)
+	rm -rf $(E2E_OUT) && mkdir -p $(E2E_OUT)
+	tests/e2e/run-broker.sh $(E2E_OUT)
+	RLMETA_BROKER_DIR=$(abspath $(E2E_OUT)) $(CARGO) test -q -p rlmeta --test broker_fixtures

@@ -1,4 +1,5 @@
-//! Files written by a real Kafka 4.4.0 broker (tests/fixtures/broker, see its README): rlmeta's
+//! Files written by a real Kafka 4.4.0 broker (tests/fixtures/broker, see its README; or, with
+//! RLMETA_BROKER_DIR, the output of a fresh tests/e2e/run-broker.sh run): rlmeta's
 //! dump of every `__remote_log_metadata` segment equals Kafka's own kafka-dump-log output line for
 //! line, every batch's CRC is valid, every value decodes, and the zero checkpoint's feature
 //! levels are the ones `kafka-features describe` reported.
@@ -10,33 +11,43 @@ use rlmeta::batch::{Batches, ReadOptions};
 use rlmeta::format::{DumpOptions, dump_log};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/broker")
+    match std::env::var_os("RLMETA_BROKER_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/broker"),
+    }
 }
 
-fn metadata_segments() -> Vec<(String, PathBuf)> {
+/// Every `__remote_log_metadata-N/<base offset>.log` file: (partition dir, file name, path).
+fn metadata_segments() -> Vec<(String, String, PathBuf)> {
     let mut out = Vec::new();
-    for p in 0..3 {
-        let dir = format!("__remote_log_metadata-{p}");
-        let path = fixtures()
-            .join("remote_log_metadata")
-            .join(&dir)
-            .join("00000000000000000000.log");
-        out.push((dir, path));
+    for dir in std::fs::read_dir(fixtures().join("remote_log_metadata")).unwrap() {
+        let dir = dir.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            let file = f.file_name().unwrap().to_string_lossy().into_owned();
+            if file.ends_with(".log") {
+                out.push((name.clone(), file, f));
+            }
+        }
     }
+    out.sort();
+    assert!(
+        !out.is_empty(),
+        "no metadata segment files under {}",
+        fixtures().display()
+    );
     out
 }
 
 #[test]
 fn dump_equals_kafka_dump_log_line_for_line() {
-    for (dir, path) in metadata_segments() {
+    for (dir, file, path) in metadata_segments() {
         let bytes = std::fs::read(&path).unwrap();
-        let ours = dump_log("00000000000000000000.log", &bytes, DumpOptions::default());
-        let kafka = std::fs::read_to_string(
-            fixtures()
-                .join("dump")
-                .join(format!("{dir}-00000000000000000000.log.txt")),
-        )
-        .unwrap();
+        let ours = dump_log(&file, &bytes, DumpOptions::default());
+        let kafka =
+            std::fs::read_to_string(fixtures().join("dump").join(format!("{dir}-{file}.txt")))
+                .unwrap();
         let (ours, kafka): (Vec<&str>, Vec<&str>) =
             (ours.lines().collect(), kafka.lines().collect());
         for (i, (a, b)) in ours.iter().zip(kafka.iter()).enumerate() {
@@ -49,7 +60,7 @@ fn dump_equals_kafka_dump_log_line_for_line() {
 #[test]
 fn every_batch_is_valid_and_every_value_decodes() {
     let mut values = 0;
-    for (_, path) in metadata_segments() {
+    for (_, _, path) in metadata_segments() {
         let bytes = std::fs::read(&path).unwrap();
         let mut batches = Batches::new(&bytes, ReadOptions::default());
         for b in batches.by_ref() {
@@ -65,7 +76,7 @@ fn every_batch_is_valid_and_every_value_decodes() {
         }
         assert_eq!(batches.invalid_bytes(), 0);
     }
-    assert!(values > 50, "{values} values");
+    assert!(values > 20, "{values} values");
 }
 
 /// `kafka-features describe` while the broker ran (features.txt) against the zero checkpoint
@@ -118,7 +129,7 @@ fn replay_yields_exactly_the_segments_in_remote_storage() {
     in_storage.sort();
     let mut live = Vec::new();
     let mut gone = 0;
-    for (_, path) in metadata_segments() {
+    for (_, _, path) in metadata_segments() {
         let bytes = std::fs::read(&path).unwrap();
         let report = rlmeta::inspect::inspect(&[("00000000000000000000.log", &bytes)]);
         for s in &report.segments {
