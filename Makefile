@@ -19,7 +19,7 @@ VPY     := $(VENV)/bin/python
 VECTORS := $(wildcard tests/vectors/*.json) $(wildcard tests/plans/*.json)
 CONFORMANCE := target/release/rlmeta-conformance
 
-.PHONY: help setup setup-rust setup-py setup-node setup-browser test demo examples-test lint rust-test conformance bench
+.PHONY: help setup setup-rust setup-py setup-node setup-browser test demo examples-test crafted-check lint rust-test conformance bench
 help:
 	@echo "make demo   run the main job on embedded sample data"
 	@echo "make test   install what is needed, then run every test of every language"
@@ -63,11 +63,18 @@ conformance: $(CONFORMANCE)
 -include tests/interop/rules.mk
 -include fuzz/rules.mk
 
-test: setup lint rust-test conformance examples-test $(BINDING_TESTS) e2e-test
+test: setup lint rust-test conformance examples-test crafted-check $(BINDING_TESTS) e2e-test
 
 # The main job: inspect the embedded segment file of a real Kafka 4.4.0 broker (no broker needed).
 demo:
 	$(CARGO) run -q --release -p rlmeta-examples --bin inspect
+
+# The crafted fixtures are what examples/craft_fixtures writes today, byte for byte.
+crafted-check: | $(BUILD)
+	rm -rf $(BUILD)/crafted
+	$(CARGO) run -q --release -p rlmeta-examples --bin craft_fixtures -- $(BUILD)/crafted
+	diff -r -x dump $(BUILD)/crafted tests/fixtures/crafted
+	@echo "crafted-check: 7 passed, 0 failed"
 
 # The example runs on the embedded data and on a file given by path, in text and JSON.
 examples-test:

@@ -14,8 +14,10 @@ use std::fmt::Write as _;
 
 use serde_json::{Value as Json, json};
 
-use crate::batch::{Batch, Batches, ReadOptions};
+use crate::batch::{Batch, Batches, CrcCheck, ReadOptions};
+use crate::error::{Error, ErrorKind};
 use crate::json::{Int64Style, record_to_json_with, to_hex};
+use crate::wire::Reader;
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState};
 use crate::record::{
@@ -125,16 +127,64 @@ pub fn base_offset_from_file_name(name: &str) -> Option<i64> {
     stem.parse().ok()
 }
 
+/// The message of the exception Kafka's `RemoteLogMetadataSerde` throws for bytes that rlmeta's
+/// decoder refused with `e` (spec §1.2), so that dump lines match Kafka's. Faults found after the
+/// bytes decode (Kafka's object checks) keep rlmeta's own text.
+pub fn kafka_decode_error_text(value: &[u8], e: &Error) -> String {
+    let mut r = Reader::new(value);
+    let mut header = [None; 3];
+    for slot in &mut header {
+        *slot = r.uvarint("header").ok().map(|v| v as i32);
+        if slot.is_none() {
+            break;
+        }
+    }
+    let too_large = e.message().contains("too large");
+    let reading = matches!(e.kind(), ErrorKind::Truncated | ErrorKind::InvalidVarint);
+    match (e.field_name(), header) {
+        (Some("frameVersion"), _) if reading => "Error while reading frame version".to_owned(),
+        (Some("frameVersion"), _) if too_large => "Value for frame version was too large.".to_owned(),
+        (Some("frameVersion"), [Some(0), ..]) => "Could not deserialize metadata record with frame version 0. Note that upgrades \
+             from the preview release of KRaft in 2.8 to newer versions are not supported."
+            .to_owned(),
+        (Some("frameVersion"), [Some(v), ..]) => format!(
+            "Could not deserialize metadata record due to unknown frame version {}(only frame version 1 is supported)",
+            v as i16
+        ),
+        (Some("apiKey"), _) if reading => "Error while reading type".to_owned(),
+        (Some("apiKey"), _) if too_large => "Value for type was too large.".to_owned(),
+        (Some("apiKey"), [_, Some(k), _]) => {
+            format!("org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {}", k as i16)
+        }
+        (Some("version"), _) if reading => "Error while reading version".to_owned(),
+        (Some("version"), _) if too_large => "Value for version was too large.".to_owned(),
+        (_, [_, Some(k), _]) if e.kind() == ErrorKind::TrailingBytes => format!(
+            "Found {} byte(s) of garbage after {}",
+            value.len().saturating_sub(e.offset().unwrap_or(0)),
+            k as i16
+        ),
+        (_, [_, Some(k), Some(_)]) if e.kind() != ErrorKind::InvalidRecord => {
+            format!("Failed to deserialize record with type {}", k as i16)
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// What Kafka 4.4.0's decoder prints for a null value (its deserializer dereferences it).
+const KAFKA_NULL_VALUE_TEXT: &str = "Cannot invoke \"java.nio.ByteBuffer.remaining()\" because the return value of \
+     \"org.apache.kafka.common.record.internal.Record.value()\" is null";
+
 fn payload(v: Option<&[u8]>, offset: i64) -> Result<String, String> {
     let Some(v) = v else {
         return Err("<tombstone>".to_owned());
     };
-    let value = decode_value(v).map_err(|e| format!("Error at offset {offset}, skipping. {e}"))?;
-    value
-        .validate()
-        .map_err(|e| format!("Error at offset {offset}, skipping. {e}"))?;
+    let value = decode_value(v).map_err(|e| format!("Error at offset {offset}, skipping. {}", kafka_decode_error_text(v, &e)))?;
+    value.validate().map_err(|e| format!("Error at offset {offset}, skipping. {e}"))?;
     Ok(to_kafka_string(&value))
 }
+
+/// The dump reports CRC mismatches instead of stopping at them.
+const DUMP_READ: ReadOptions = ReadOptions { crc: CrcCheck::Report, max_decompressed_size: crate::batch::DEFAULT_MAX_DECOMPRESSED_SIZE };
 
 fn batch_line(out: &mut String, b: &Batch<'_>) {
     let delete_horizon = b.delete_horizon_ms().map_or_else(
@@ -171,7 +221,8 @@ fn batch_line(out: &mut String, b: &Batch<'_>) {
 }
 
 /// The listing `kafka-dump-log --remote-log-metadata-decoder --files <name>` prints for a
-/// segment file of `__remote_log_metadata` (the first line names the file as given).
+/// segment file of `__remote_log_metadata` (the first line names the file as given). Like
+/// Kafka's tool it goes on past a batch whose CRC is wrong, printing `isvalid: false`.
 pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Dumping {name}");
@@ -180,7 +231,7 @@ pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
         "Log starting offset: {}",
         base_offset_from_file_name(name).unwrap_or(0)
     );
-    let mut batches = Batches::new(file, ReadOptions::default());
+    let mut batches = Batches::new(file, DUMP_READ);
     for batch in batches.by_ref() {
         let Ok(b) = batch else { continue };
         batch_line(&mut out, &b);
@@ -239,7 +290,7 @@ pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
                 Err(_) if r.value.is_none() => {
                     let _ = writeln!(
                         out,
-                        " payload: Error at offset {}, skipping. the value is null (a tombstone)",
+                        " payload: Error at offset {}, skipping. {KAFKA_NULL_VALUE_TEXT}",
                         r.offset
                     );
                 }
@@ -269,7 +320,7 @@ pub fn dump_log_json(name: &str, file: &[u8], style: Int64Style) -> Json {
         Int64Style::String => json!(v.to_string()),
     };
     let mut batches_json = Vec::new();
-    let mut batches = Batches::new(file, ReadOptions::default());
+    let mut batches = Batches::new(file, DUMP_READ);
     let mut errors = Vec::new();
     for batch in batches.by_ref() {
         let b = match batch {
