@@ -4,7 +4,7 @@ import pathlib
 import sys
 
 vectors, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-for target in ("value", "key"):
+for target in ("value", "key", "batch", "checkpoint"):
     (out / target).mkdir(parents=True, exist_ok=True)
 for f in sorted(vectors.glob("*.json")):
     for i, case in enumerate(json.loads(f.read_text()).get("cases", [])):
@@ -17,3 +17,10 @@ for f in sorted(vectors.glob("*.json")):
                 (out / "value" / f"{f.stem}-{i}-{ev.get('offset')}").write_bytes(bytes.fromhex(ev["value"]))
             if ev.get("key"):
                 (out / "key" / f"{f.stem}-{i}-{ev.get('offset')}").write_bytes(ev["key"].encode())
+
+# Segment and checkpoint files: the real broker's, and the crafted variants.
+fixtures = vectors.parent / "fixtures"
+for f in sorted(fixtures.rglob("*.log")):
+    (out / "batch" / ("-".join(f.parts[-3:]))).write_bytes(f.read_bytes())
+for f in sorted(fixtures.rglob("*.checkpoint")):
+    (out / "checkpoint" / f.name).write_bytes(f.read_bytes())

@@ -152,6 +152,13 @@ fn bench(c: &mut Criterion) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);
     let mut g = c.benchmark_group("batch_parse");
+    let block: Vec<u8> = (0..1u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    g.throughput(Throughput::Bytes(block.len() as u64));
+    g.bench_function("crc32c_1MiB", |b| {
+        b.iter(|| rlmeta::batch::crc::crc32c(black_box(&block)))
+    });
     let verify = ReadOptions::default();
     let skip = ReadOptions {
         crc: CrcCheck::Skip,

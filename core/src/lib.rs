@@ -8,6 +8,12 @@
 //! - [`key`]: KIP-1266 record keys.
 //! - [`partitioner`]: which metadata partition holds a user partition.
 //! - [`json`]: the JSON form of records shared by every front end.
+//! - [`cache`]: Kafka's cache of remote segments, rebuilt by replaying records.
+//! - [`plan`]: the write planner: keys, value versions and tombstones for each lifecycle event.
+//! - [`tiered`]: KIP-950 disablement. [`feature`]: `remote.log.metadata.version` 0/1/2.
+//! - [`compaction`]: Kafka's log cleaner and retention, in memory.
+//! - [`batch`]: record batches of `.log` files. [`checkpoint`]: KRaft checkpoints, feature levels.
+//! - [`format`]: kafka-dump-log text and JSON. [`inspect`]: what an operator asks of a segment file.
 //! - [`error`]: the error type and its stable codes.
 #![forbid(unsafe_code)]
 

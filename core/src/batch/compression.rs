@@ -484,12 +484,20 @@ fn lz4_decode(data: &[u8], out: &mut Vec<u8>, ctx: &Ctx) -> Result<()> {
             out.extend_from_slice(block);
         } else {
             let room = ctx.room(have);
-            let cap = max_block.min(room);
+            // The exact size when the block's sequences add up, so that a small block does not
+            // zero a whole 64 KiB buffer; otherwise as much as a block may hold.
+            let exact = lz4_block_len(block).filter(|&n| n <= max_block);
+            let cap = exact.unwrap_or(max_block).min(room);
+            if exact.is_some_and(|n| n > room) {
+                return Err(ctx.too_large(pos, have.saturating_add(exact.unwrap_or(0))));
+            }
             out.resize(have + cap, 0);
             let dst = out.get_mut(have..).unwrap_or_default();
             match lz4_flex::block::decompress_into(block, dst) {
                 Ok(made) => out.truncate(have + made),
-                Err(lz4_flex::block::DecompressError::OutputTooSmall { .. }) if cap < max_block => {
+                Err(lz4_flex::block::DecompressError::OutputTooSmall { .. })
+                    if exact.is_none() && cap < max_block =>
+                {
                     out.truncate(have);
                     return Err(ctx.too_large(pos, have.saturating_add(cap).saturating_add(1)));
                 }
@@ -506,6 +514,42 @@ fn lz4_decode(data: &[u8], out: &mut Vec<u8>, ctx: &Ctx) -> Result<()> {
                 return Err(ctx.corrupt(pos, "Block checksum mismatch"));
             }
             pos += 4;
+        }
+    }
+}
+
+/// The decompressed size of a raw LZ4 block, from its sequence headers alone (literal and
+/// match lengths), or `None` when they do not add up.
+fn lz4_block_len(block: &[u8]) -> Option<usize> {
+    let mut pos = 0usize;
+    let mut out = 0usize;
+    let extended = |pos: &mut usize, mut n: usize| -> Option<usize> {
+        if n == 15 {
+            loop {
+                let b = *block.get(*pos)?;
+                *pos += 1;
+                n = n.checked_add(usize::from(b))?;
+                if b != 255 {
+                    break;
+                }
+            }
+        }
+        Some(n)
+    };
+    loop {
+        let token = *block.get(pos)?;
+        pos += 1;
+        let literals = extended(&mut pos, usize::from(token >> 4))?;
+        pos = pos.checked_add(literals)?;
+        out = out.checked_add(literals)?;
+        if pos == block.len() {
+            return Some(out);
+        }
+        pos = pos.checked_add(2)?;
+        let matched = extended(&mut pos, usize::from(token & 15))?;
+        out = out.checked_add(matched)?.checked_add(4)?;
+        if pos >= block.len() {
+            return None;
         }
     }
 }
@@ -730,6 +774,22 @@ mod tests {
                 assert_eq!(got.as_deref().ok(), Some(&data[..n]), "{codec} {n}");
             }
         }
+    }
+
+    #[test]
+    fn lz4_block_sizes_are_read_from_sequences() {
+        let data: Vec<u8> = (0..70_000u32)
+            .map(|i| (i % 97) as u8 ^ (i / 5000) as u8)
+            .collect();
+        for n in [0, 1, 15, 16, 300, 65_536] {
+            let chunk = &data[..n];
+            let mut block = vec![0u8; lz4_flex::block::get_maximum_output_size(n)];
+            let len = lz4_flex::block::compress_into(chunk, &mut block).unwrap_or(0);
+            assert_eq!(lz4_block_len(&block[..len]), Some(n), "{n}");
+        }
+        assert_eq!(lz4_block_len(&[]), None);
+        assert_eq!(lz4_block_len(&[0xf0]), None);
+        assert_eq!(lz4_block_len(&[0x10, b'a', 0x01]), None);
     }
 
     #[test]
