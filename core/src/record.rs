@@ -342,16 +342,34 @@ fn no_known_tags(_: &mut Reader<'_>, _: u32) -> Result<bool> {
     Ok(false)
 }
 
+/// Field paths of a `TopicIdPartitionEntry`: the struct, name, id, partition, tags. Static, so
+/// that decoding never formats a path unless it fails.
+type TipPaths = [&'static str; 5];
+const SEGMENT_TIP: TipPaths = [
+    "remoteLogSegmentId.topicIdPartition",
+    "remoteLogSegmentId.topicIdPartition.name",
+    "remoteLogSegmentId.topicIdPartition.id",
+    "remoteLogSegmentId.topicIdPartition.partition",
+    "remoteLogSegmentId.topicIdPartition._tags",
+];
+const DELETE_TIP: TipPaths = [
+    "topicIdPartition",
+    "topicIdPartition.name",
+    "topicIdPartition.id",
+    "topicIdPartition.partition",
+    "topicIdPartition._tags",
+];
+
 fn read_topic_id_partition<'a>(
     r: &mut Reader<'a>,
     version: i16,
-    path: &str,
+    [path, name_p, id_p, partition_p, tags_p]: TipPaths,
 ) -> Result<TopicIdPartitionEntry<'a>> {
     check_nested_version(r, version, path, "TopicIdPartitionEntry")?;
-    let name = r.compact_str(&format_path(path, "name"))?;
-    let id = r.uuid(&format_path(path, "id"))?;
-    let partition = r.i32(&format_path(path, "partition"))?;
-    let unknown_tagged_fields = read_tags(r, &format_path(path, "_tags"), no_known_tags)?;
+    let name = r.compact_str(name_p)?;
+    let id = r.uuid(id_p)?;
+    let partition = r.i32(partition_p)?;
+    let unknown_tagged_fields = read_tags(r, tags_p, no_known_tags)?;
     Ok(TopicIdPartitionEntry {
         name: Cow::Borrowed(name),
         id,
@@ -363,8 +381,7 @@ fn read_topic_id_partition<'a>(
 fn read_segment_id<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentIdEntry<'a>> {
     const P: &str = "remoteLogSegmentId";
     check_nested_version(r, version, P, "RemoteLogSegmentIdEntry")?;
-    let topic_id_partition =
-        read_topic_id_partition(r, version, "remoteLogSegmentId.topicIdPartition")?;
+    let topic_id_partition = read_topic_id_partition(r, version, SEGMENT_TIP)?;
     let id = r.uuid("remoteLogSegmentId.id")?;
     let unknown_tagged_fields = read_tags(r, "remoteLogSegmentId._tags", no_known_tags)?;
     Ok(SegmentIdEntry {
@@ -518,7 +535,7 @@ fn read_partition_delete<'a>(
     r: &mut Reader<'a>,
     version: i16,
 ) -> Result<PartitionDeleteMetadataRecord<'a>> {
-    let topic_id_partition = read_topic_id_partition(r, version, "topicIdPartition")?;
+    let topic_id_partition = read_topic_id_partition(r, version, DELETE_TIP)?;
     let broker_id = r.i32("brokerId")?;
     let event_timestamp_ms = r.i64("eventTimestampMs")?;
     let remote_partition_delete_state = r.i8("remotePartitionDeleteState")?;
@@ -566,10 +583,6 @@ fn read_snapshot<'a>(
         broker_leader_epoch,
         unknown_tagged_fields,
     })
-}
-
-fn format_path(parent: &str, field: &str) -> String {
-    format!("{parent}.{field}")
 }
 
 /// Defaults of `(brokerLeaderEpoch, endOffset)` on update records.
@@ -698,10 +711,11 @@ fn write_topic_id_partition(
     w: &mut Writer,
     t: &TopicIdPartitionEntry<'_>,
     version: i16,
-    path: &str,
+    paths: TipPaths,
 ) -> Result<()> {
+    let [path, name_p, ..] = paths;
     check_nested_write(version, path, "TopicIdPartitionEntry")?;
-    w.compact_str(&t.name, &format_path(path, "name"))?;
+    w.compact_str(&t.name, name_p)?;
     w.uuid(t.id);
     w.i32(t.partition);
     write_tags(w, &[], &[], &t.unknown_tagged_fields, path)
@@ -709,12 +723,7 @@ fn write_topic_id_partition(
 
 fn write_segment_id(w: &mut Writer, s: &SegmentIdEntry<'_>, version: i16) -> Result<()> {
     check_nested_write(version, "remoteLogSegmentId", "RemoteLogSegmentIdEntry")?;
-    write_topic_id_partition(
-        w,
-        &s.topic_id_partition,
-        version,
-        "remoteLogSegmentId.topicIdPartition",
-    )?;
+    write_topic_id_partition(w, &s.topic_id_partition, version, SEGMENT_TIP)?;
     w.uuid(s.id);
     write_tags(w, &[], &[], &s.unknown_tagged_fields, "remoteLogSegmentId")
 }
@@ -811,7 +820,7 @@ impl Value<'_> {
                 write_tags(w, &known, &[0, 1], &u.unknown_tagged_fields, "")
             }
             Record::PartitionDelete(d) => {
-                write_topic_id_partition(w, &d.topic_id_partition, version, "topicIdPartition")?;
+                write_topic_id_partition(w, &d.topic_id_partition, version, DELETE_TIP)?;
                 w.i32(d.broker_id);
                 w.i64(d.event_timestamp_ms);
                 w.i8(d.remote_partition_delete_state);
