@@ -109,7 +109,18 @@ impl<'a> Reader<'a> {
 
     /// Kafka's unsigned varint: at most 5 bytes, low 7-bit groups first; bits beyond 32 are
     /// dropped exactly as Java's `int` shifts drop them.
+    #[inline]
     pub fn uvarint(&mut self, field: &str) -> Result<u32> {
+        // Nearly every varint here (lengths, counts, tags) is one byte.
+        if let Some(&b) = self.buf.get(self.pos).filter(|&&b| b < 0x80) {
+            self.pos += 1;
+            return Ok(u32::from(b));
+        }
+        self.uvarint_long(field)
+    }
+
+    #[cold]
+    fn uvarint_long(&mut self, field: &str) -> Result<u32> {
         let start = self.pos;
         let mut value: u32 = 0;
         let mut shift = 0u32;
