@@ -1,7 +1,7 @@
 # Fuzzing: `make fuzz FUZZ_SECONDS=600` runs each target (nightly + cargo-fuzz). The regular test
 # run replays the kept crashers and seeds through core's tests, so it needs neither.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := value key batch checkpoint
+FUZZ_TARGETS := value key batch checkpoint json
 .PHONY: fuzz fuzz-seed
 fuzz-seed:
 	$(PYTHON) fuzz/seed_corpus.py tests/vectors fuzz/corpus
