@@ -17,12 +17,12 @@ use serde_json::{Value as Json, json};
 use crate::batch::{Batch, Batches, CrcCheck, ReadOptions};
 use crate::error::{Error, ErrorKind};
 use crate::json::{Int64Style, record_to_json_with, to_hex};
-use crate::wire::Reader;
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState};
 use crate::record::{
     LeaderEpochEntry, Record, SegmentIdEntry, TopicIdPartitionEntry, Value, decode_value,
 };
+use crate::wire::Reader;
 
 fn tip(t: &TopicIdPartitionEntry<'_>) -> String {
     format!("{}:{}-{}", t.id, t.name, t.partition)
@@ -143,10 +143,14 @@ pub fn kafka_decode_error_text(value: &[u8], e: &Error) -> String {
     let reading = matches!(e.kind(), ErrorKind::Truncated | ErrorKind::InvalidVarint);
     match (e.field_name(), header) {
         (Some("frameVersion"), _) if reading => "Error while reading frame version".to_owned(),
-        (Some("frameVersion"), _) if too_large => "Value for frame version was too large.".to_owned(),
-        (Some("frameVersion"), [Some(0), ..]) => "Could not deserialize metadata record with frame version 0. Note that upgrades \
+        (Some("frameVersion"), _) if too_large => {
+            "Value for frame version was too large.".to_owned()
+        }
+        (Some("frameVersion"), [Some(0), ..]) => {
+            "Could not deserialize metadata record with frame version 0. Note that upgrades \
              from the preview release of KRaft in 2.8 to newer versions are not supported."
-            .to_owned(),
+                .to_owned()
+        }
         (Some("frameVersion"), [Some(v), ..]) => format!(
             "Could not deserialize metadata record due to unknown frame version {}(only frame version 1 is supported)",
             v as i16
@@ -154,7 +158,10 @@ pub fn kafka_decode_error_text(value: &[u8], e: &Error) -> String {
         (Some("apiKey"), _) if reading => "Error while reading type".to_owned(),
         (Some("apiKey"), _) if too_large => "Value for type was too large.".to_owned(),
         (Some("apiKey"), [_, Some(k), _]) => {
-            format!("org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {}", k as i16)
+            format!(
+                "org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {}",
+                k as i16
+            )
         }
         (Some("version"), _) if reading => "Error while reading version".to_owned(),
         (Some("version"), _) if too_large => "Value for version was too large.".to_owned(),
@@ -178,13 +185,23 @@ fn payload(v: Option<&[u8]>, offset: i64) -> Result<String, String> {
     let Some(v) = v else {
         return Err("<tombstone>".to_owned());
     };
-    let value = decode_value(v).map_err(|e| format!("Error at offset {offset}, skipping. {}", kafka_decode_error_text(v, &e)))?;
-    value.validate().map_err(|e| format!("Error at offset {offset}, skipping. {e}"))?;
+    let value = decode_value(v).map_err(|e| {
+        format!(
+            "Error at offset {offset}, skipping. {}",
+            kafka_decode_error_text(v, &e)
+        )
+    })?;
+    value
+        .validate()
+        .map_err(|e| format!("Error at offset {offset}, skipping. {e}"))?;
     Ok(to_kafka_string(&value))
 }
 
 /// The dump reports CRC mismatches instead of stopping at them.
-const DUMP_READ: ReadOptions = ReadOptions { crc: CrcCheck::Report, max_decompressed_size: crate::batch::DEFAULT_MAX_DECOMPRESSED_SIZE };
+const DUMP_READ: ReadOptions = ReadOptions {
+    crc: CrcCheck::Report,
+    max_decompressed_size: crate::batch::DEFAULT_MAX_DECOMPRESSED_SIZE,
+};
 
 fn batch_line(out: &mut String, b: &Batch<'_>) {
     let delete_horizon = b.delete_horizon_ms().map_or_else(

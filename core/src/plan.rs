@@ -336,6 +336,22 @@ impl Store {
         };
         let mut out = Vec::new();
         let owns_base = holders.base == Some(e.segment_id);
+        // A copy started by a broker that predates KIP-1266 has only a null-key segment record,
+        // which level 1's retention expires: its segment record goes under its key first (still
+        // a legal STARTED -> STARTED step). Segments already past STARTED are moved by
+        // `plan_backfill` at migration.
+        let started = self
+            .slot(tp)
+            .and_then(|s| s.cache.as_ref())
+            .and_then(|c| c.segment(e.segment_id));
+        if let Some(m) = started.filter(|m| {
+            !owns_base && holders.base.is_none() && m.state == SegmentState::CopySegmentStarted
+        }) {
+            out.push(Planned {
+                key: key(tp, pair, false),
+                value: Some(segment_value(tp, m, pair.1, level)?),
+            });
+        }
         if state == SegmentState::DeleteSegmentFinished && level.allows_tombstones() && owns_base {
             out.push(Planned {
                 key: key(tp, pair, false),

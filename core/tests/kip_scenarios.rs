@@ -393,3 +393,99 @@ fn disablement_delete_policy_tombstones_every_key_and_retain_keeps_them() {
         }
     }
 }
+
+/// Migration: records written before KIP-1266 have null keys and expire at level 1. A copy that
+/// an old broker started and a new one finishes, and segments finished entirely before the
+/// upgrade (moved by `plan_backfill`), must still be known once every null-key record is gone.
+#[test]
+fn segments_from_before_kip_1266_survive_the_expiry_of_null_key_records() {
+    use rlmeta::record::{
+        LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord,
+        SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
+    };
+    let id_entry = |n: i64| SegmentIdEntry {
+        topic_id_partition: TopicIdPartitionEntry {
+            name: "topicA".into(),
+            id: tp().topic_id,
+            partition: 0,
+            unknown_tagged_fields: vec![],
+        },
+        id: uuid(n),
+        unknown_tagged_fields: vec![],
+    };
+    let old_started = |n: i64, start: i64| {
+        Value {
+            version: 0,
+            record: Record::Segment(SegmentMetadataRecord {
+                remote_log_segment_id: id_entry(n),
+                start_offset: start,
+                end_offset: start + 99,
+                broker_id: 1,
+                max_timestamp_ms: 1,
+                event_timestamp_ms: 1,
+                segment_leader_epochs: vec![LeaderEpochEntry {
+                    leader_epoch: 4,
+                    offset: start,
+                    unknown_tagged_fields: vec![],
+                }],
+                segment_size_in_bytes: 10,
+                custom_metadata: None,
+                remote_log_segment_state: 0,
+                txn_index_empty: false,
+                broker_leader_epoch: 0,
+                unknown_tagged_fields: vec![],
+            }),
+        }
+        .encode()
+        .unwrap()
+    };
+    let old_finished = |n: i64| {
+        Value {
+            version: 0,
+            record: Record::Update(SegmentMetadataUpdateRecord {
+                remote_log_segment_id: id_entry(n),
+                broker_id: 1,
+                event_timestamp_ms: 2,
+                custom_metadata: None,
+                remote_log_segment_state: 1,
+                broker_leader_epoch: -1,
+                end_offset: -1,
+                unknown_tagged_fields: vec![],
+            }),
+        }
+        .encode()
+        .unwrap()
+    };
+    let mut c = Cluster::new();
+    let mut null_key = |c: &mut Cluster, v: Vec<u8>| {
+        c.now += 1;
+        let offset = c.log.append(c.now, None, Some(v.clone()));
+        c.store.apply(offset, None, Some(&v));
+    };
+    // Segment 1: entirely before the upgrade. Segment 2: started by an old broker.
+    null_key(&mut c, old_started(1, 0));
+    null_key(&mut c, old_finished(1));
+    null_key(&mut c, old_started(2, 100));
+    let keys = c.plan(Event::CopyFinished(c.ev(uuid(2), 4)));
+    assert_eq!(
+        keys,
+        vec![k(199, 4, false), k(199, 4, true)],
+        "the segment record goes under its key first"
+    );
+    let backfill = c.store.plan_backfill(&tp(), 4, LEVEL).unwrap();
+    assert_eq!(
+        backfill.iter().map(|p| p.key.format()).collect::<Vec<_>>(),
+        vec![k(99, 4, false), k(99, 4, true)]
+    );
+    c.produce(backfill);
+    // Every null-key record expires (level 1 retention), then the cleaner runs.
+    c.compact();
+    assert!(c.log.records().all(|r| r.key.is_some()));
+    assert_eq!(
+        listing(&c.restart()),
+        vec![
+            (uuid(1), SegmentState::CopySegmentFinished),
+            (uuid(2), SegmentState::CopySegmentFinished)
+        ]
+    );
+}
