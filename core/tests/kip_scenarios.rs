@@ -457,7 +457,7 @@ fn segments_from_before_kip_1266_survive_the_expiry_of_null_key_records() {
         .unwrap()
     };
     let mut c = Cluster::new();
-    let mut null_key = |c: &mut Cluster, v: Vec<u8>| {
+    let null_key = |c: &mut Cluster, v: Vec<u8>| {
         c.now += 1;
         let offset = c.log.append(c.now, None, Some(v.clone()));
         c.store.apply(offset, None, Some(&v));
