@@ -17,7 +17,9 @@ use rlmeta::feature::MetadataLevel;
 use rlmeta::model::{PartitionDeleteState, SegmentState, TopicIdPartition, Uuid};
 use rlmeta::plan::{Event, SegmentEvent};
 
-const REAL: &[u8] = include_bytes!("../../tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-0/00000000000000000000.log");
+const REAL: &[u8] = include_bytes!(
+    "../../tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-0/00000000000000000000.log"
+);
 
 fn recompressed(codec: Compression) -> rlmeta::Result<Vec<u8>> {
     let mut out = Vec::new();
@@ -35,7 +37,9 @@ fn recompressed(codec: Compression) -> rlmeta::Result<Vec<u8>> {
 
 fn corrupt_crc() -> rlmeta::Result<Vec<u8>> {
     let mut out = REAL.to_vec();
-    let third = Batches::new(REAL, ReadOptions::default()).nth(2).ok_or_else(|| rlmeta::Error::new(rlmeta::ErrorKind::Truncated, "no third batch"))??;
+    let third = Batches::new(REAL, ReadOptions::default())
+        .nth(2)
+        .ok_or_else(|| rlmeta::Error::new(rlmeta::ErrorKind::Truncated, "no third batch"))??;
     // A byte inside the value of its first record: the batch still parses, its CRC fails.
     if let Some(b) = out.get_mut(third.position + 61 + 40) {
         *b ^= 0x01;
@@ -46,7 +50,11 @@ fn corrupt_crc() -> rlmeta::Result<Vec<u8>> {
 /// A KIP-1266 log as rlmeta's planner writes it at level 2, batched one record a batch by an
 /// idempotent producer (producer id 7), timestamps one millisecond apart.
 fn keyed() -> rlmeta::Result<Vec<u8>> {
-    let tp = TopicIdPartition { topic_id: Uuid::parse("ASNFZ4mrze_-3LqYdlQyEA")?, topic: "orders".into(), partition: 0 };
+    let tp = TopicIdPartition {
+        topic_id: Uuid::parse("ASNFZ4mrze_-3LqYdlQyEA")?,
+        topic: "orders".into(),
+        partition: 0,
+    };
     let mut store = Store::new();
     let mut planned = Vec::new();
     let segment = |n: i64, start: i64, epoch: i32| SegmentMetadata {
@@ -71,11 +79,23 @@ fn keyed() -> rlmeta::Result<Vec<u8>> {
         custom_metadata: None,
         broker_leader_epoch: epoch,
     };
-    let pd = |state| Event::PartitionDelete { partition: tp.clone(), state, broker_id: 1, event_timestamp_ms: 1_796_000_002_000, broker_leader_epoch: 3 };
+    let pd = |state| Event::PartitionDelete {
+        partition: tp.clone(),
+        state,
+        broker_id: 1,
+        event_timestamp_ms: 1_796_000_002_000,
+        broker_leader_epoch: 3,
+    };
     let events = vec![
-        Event::CopyStarted { partition: tp.clone(), segment: segment(1, 0, 2) },
+        Event::CopyStarted {
+            partition: tp.clone(),
+            segment: segment(1, 0, 2),
+        },
         Event::CopyFinished(ev(1, 2)),
-        Event::CopyStarted { partition: tp.clone(), segment: segment(2, 100, 3) },
+        Event::CopyStarted {
+            partition: tp.clone(),
+            segment: segment(2, 100, 3),
+        },
         Event::CopyFinished(ev(2, 3)),
         Event::DeleteStarted(ev(1, 3)),
         Event::DeleteFinished(ev(1, 3)),
@@ -100,7 +120,12 @@ fn keyed() -> rlmeta::Result<Vec<u8>> {
         b.producer_id = 7;
         b.producer_epoch = 0;
         b.base_sequence = i as i32;
-        b.push(NewRecord::new(0, 1_796_000_003_000 + i as i64, Some(key.as_bytes()), value.as_deref()));
+        b.push(NewRecord::new(
+            0,
+            1_796_000_003_000 + i as i64,
+            Some(key.as_bytes()),
+            value.as_deref(),
+        ));
         b.encode_into(&mut out)?;
     }
     Ok(out)
@@ -117,7 +142,10 @@ fn main() -> ExitCode {
         ("lz4", recompressed(Compression::Lz4)),
         ("zstd", recompressed(Compression::Zstd)),
         ("corrupt-crc", corrupt_crc()),
-        ("truncated-tail", Ok(REAL[..REAL.len().saturating_sub(100)].to_vec())),
+        (
+            "truncated-tail",
+            Ok(REAL[..REAL.len().saturating_sub(100)].to_vec()),
+        ),
         ("kip1266-keyed", keyed()),
     ];
     for (name, bytes) in cases {
