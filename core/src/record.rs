@@ -296,6 +296,7 @@ fn tag_not_valid(r: &Reader<'_>, tag: u32, version: i16, field: &str) -> Error {
 
 /// Reads a tagged-field section. `known` reads a tag the schema defines (returning `Ok(true)`),
 /// or returns `Ok(false)` for one it does not know, which is then kept raw.
+#[inline(always)]
 fn read_tags<'a>(
     r: &mut Reader<'a>,
     field: &str,
@@ -360,6 +361,7 @@ const DELETE_TIP: TipPaths = [
     "topicIdPartition._tags",
 ];
 
+#[inline(always)]
 fn read_topic_id_partition<'a>(
     r: &mut Reader<'a>,
     version: i16,
@@ -378,6 +380,7 @@ fn read_topic_id_partition<'a>(
     })
 }
 
+#[inline(always)]
 fn read_segment_id<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentIdEntry<'a>> {
     const P: &str = "remoteLogSegmentId";
     check_nested_version(r, version, P, "RemoteLogSegmentIdEntry")?;
@@ -391,6 +394,7 @@ fn read_segment_id<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentIdEntr
     })
 }
 
+#[inline(always)]
 fn read_epochs<'a>(r: &mut Reader<'a>, version: i16) -> Result<Vec<LeaderEpochEntry<'a>>> {
     const P: &str = "segmentLeaderEpochs";
     let n = r.compact_array_len(P)?;
@@ -417,6 +421,7 @@ fn custom_metadata<'a>(r: &mut Reader<'a>) -> Result<Option<Cow<'a, [u8]>>> {
 
 /// The tag section shared by segment and snapshot records: tag 0 `txnIndexEmpty` (every
 /// version), tag 1 `brokerLeaderEpoch` (version 1 and up).
+#[inline(always)]
 fn read_segment_tags<'a>(
     r: &mut Reader<'a>,
     version: i16,
@@ -445,6 +450,7 @@ fn read_segment_tags<'a>(
 
 /// The tag section of update and partition-delete records: tag 0 `brokerLeaderEpoch` and tag 1
 /// `endOffset`, both from version 1, with the record's own defaults.
+#[inline(always)]
 fn read_update_tags<'a>(
     r: &mut Reader<'a>,
     version: i16,
@@ -481,6 +487,7 @@ fn read_update_tags<'a>(
     Ok((epoch, end, unknown))
 }
 
+#[inline(always)]
 fn read_segment<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentMetadataRecord<'a>> {
     let remote_log_segment_id = read_segment_id(r, version)?;
     let start_offset = r.i64("startOffset")?;
@@ -511,6 +518,7 @@ fn read_segment<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentMetadataR
     })
 }
 
+#[inline(always)]
 fn read_update<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentMetadataUpdateRecord<'a>> {
     let remote_log_segment_id = read_segment_id(r, version)?;
     let broker_id = r.i32("brokerId")?;
@@ -531,6 +539,7 @@ fn read_update<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentMetadataUp
     })
 }
 
+#[inline(always)]
 fn read_partition_delete<'a>(
     r: &mut Reader<'a>,
     version: i16,
@@ -552,6 +561,7 @@ fn read_partition_delete<'a>(
     })
 }
 
+#[inline(always)]
 fn read_snapshot<'a>(
     r: &mut Reader<'a>,
     version: i16,
