@@ -16,7 +16,7 @@ use serde_json::{Value as Json, json};
 
 use crate::batch::{Batch, Batches, CrcCheck, ReadOptions};
 use crate::error::{Error, ErrorKind};
-use crate::json::{Int64Style, record_to_json_with, to_hex};
+use crate::json::{Int64Style, i64_json, record_to_json_with, to_hex};
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState};
 use crate::record::{
@@ -332,10 +332,7 @@ pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
 /// (text and parsed KIP-1266 fields when it is one), its value decoded (or `null` for a
 /// tombstone, or an error), 64-bit values as `style` says.
 pub fn dump_log_json(name: &str, file: &[u8], style: Int64Style) -> Json {
-    let big = |v: i64| match style {
-        Int64Style::Number => json!(v),
-        Int64Style::String => json!(v.to_string()),
-    };
+    let big = |v: i64| i64_json(v, style);
     let mut batches_json = Vec::new();
     let mut batches = Batches::new(file, DUMP_READ);
     let mut errors = Vec::new();

@@ -169,11 +169,7 @@ fn fold(
         _ => return,
     };
     let l = lifecycles.entry(id).or_insert_with(|| SegmentLifecycle {
-        partition: TopicIdPartition {
-            topic_id: entry.id,
-            topic: entry.name.to_string(),
-            partition: entry.partition,
-        },
+        partition: entry.to_topic_id_partition(),
         id,
         start_offset: None,
         end_offset: None,

@@ -60,7 +60,8 @@ pub enum Int64Style {
     String,
 }
 
-fn i64_json(v: i64, style: Int64Style) -> Json {
+/// A 64-bit integer in the given style (shared with `format`'s JSON).
+pub(crate) fn i64_json(v: i64, style: Int64Style) -> Json {
     match style {
         Int64Style::Number => json!(v),
         Int64Style::String => json!(v.to_string()),

@@ -74,6 +74,17 @@ pub struct TopicIdPartitionEntry<'a> {
     pub unknown_tagged_fields: TaggedFields<'a>,
 }
 
+impl TopicIdPartitionEntry<'_> {
+    /// The user partition this entry names.
+    pub fn to_topic_id_partition(&self) -> crate::model::TopicIdPartition {
+        crate::model::TopicIdPartition {
+            topic_id: self.id,
+            topic: self.name.to_string(),
+            partition: self.partition,
+        }
+    }
+}
+
 /// `RemoteLogSegmentIdEntry`: the user partition and the segment's uuid.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SegmentIdEntry<'a> {

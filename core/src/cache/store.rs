@@ -15,7 +15,7 @@ use super::partition::{Dropped, PartitionCache, SegmentMetadata, SegmentUpdate};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState, TopicIdPartition, Uuid};
-use crate::record::{Record, TopicIdPartitionEntry, Value, decode_value};
+use crate::record::{Record, Value, decode_value};
 
 /// The latest partition-delete event of a user partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -184,14 +184,6 @@ pub struct Store {
     partitions: Partitions,
 }
 
-fn tip_of(t: &TopicIdPartitionEntry<'_>) -> TopicIdPartition {
-    TopicIdPartition {
-        topic_id: t.id,
-        topic: t.name.to_string(),
-        partition: t.partition,
-    }
-}
-
 impl Store {
     pub fn new() -> Store {
         Store::default()
@@ -276,7 +268,7 @@ impl Store {
             Record::Snapshot(_) => return Applied::Skipped(Skip::SnapshotRecord),
         };
         // The owned partition is built only for reports, never on the path that applies.
-        let tp = || tip_of(entry);
+        let tp = || entry.to_topic_id_partition();
         let slot = self.partitions.load(entry.id, entry.partition, &entry.name);
         if let Some(last) = slot.last_applied.filter(|&last| offset <= last) {
             return Applied::Skipped(Skip::AlreadyApplied {
