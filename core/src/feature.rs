@@ -1,9 +1,11 @@
 //! The feature `remote.log.metadata.version` (KIP-1266 migration levels 0, 1, 2).
 //!
 //! Owns: what each level means for the topic's configuration and for what the planner may write,
-//! which level changes are legal, the null-key scan verdict of the migration check, and the
-//! retention that level 1 can use without deleting metadata of live segments. Never: reading the
-//! cluster (hosts pass in what they read; an unknown level is an input of its own, never 0).
+//! which level changes are legal, the level record that carries a metadata partition's level on
+//! a cluster without the feature (docs/FEATURE-LEVEL.md), the null-key scan verdict of the
+//! migration check, and the retention that level 1 can use without deleting metadata of live
+//! segments. Never: reading the cluster (hosts pass in what they read; an unknown level is an
+//! input of its own, never 0).
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -113,6 +115,48 @@ impl MetadataLevel {
         }
         Ok(())
     }
+}
+
+/// The key of the level record: on a cluster that does not finalize [`FEATURE_NAME`] (stock
+/// Kafka 4.4.0), the record under this key in a metadata partition carries that partition's
+/// level. No KIP-1266 key can equal it (a KIP-1266 key has at least four `:`).
+pub const LEVEL_RECORD_KEY: &[u8] = b"remote.log.metadata.version";
+
+/// The value of the level record for `level`: the level's decimal digit in ASCII, so that a
+/// console consumer shows it as it is.
+pub fn level_record_value(level: MetadataLevel) -> &'static [u8] {
+    match level {
+        MetadataLevel::V0 => b"0",
+        MetadataLevel::V1 => b"1",
+        MetadataLevel::V2 => b"2",
+    }
+}
+
+/// If `key` is [`LEVEL_RECORD_KEY`], the level the record's value carries; `None` for any other
+/// record. A null value (a tombstone of the level key) or a value that is not exactly one known
+/// level's digits is an invalid record: the level of that partition stays what it was.
+pub fn parse_level_record(
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Option<Result<MetadataLevel>> {
+    if key != Some(LEVEL_RECORD_KEY) {
+        return None;
+    }
+    let invalid = |why: String| Error::field(ErrorKind::InvalidRecord, FEATURE_NAME, why);
+    Some(match value {
+        None => Err(invalid(
+            "the level record is a tombstone: a level is never deleted".into(),
+        )),
+        Some(v) => MetadataLevel::ALL
+            .into_iter()
+            .find(|l| level_record_value(*l) == v)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "the level record's value {:?} is not a known level (\"0\", \"1\" or \"2\")",
+                    String::from_utf8_lossy(v)
+                ))
+            }),
+    })
 }
 
 /// What the migration check found: null-key records in the topic.
@@ -235,6 +279,31 @@ mod tests {
         );
         assert!(!V0.allows_tombstones() && !V0.writes_kip1266_values());
         assert!(V1.allows_tombstones() && V2.writes_kip1266_values());
+    }
+
+    #[test]
+    fn level_record_round_trips_and_refuses_anything_else() {
+        for l in MetadataLevel::ALL {
+            let v = level_record_value(l);
+            assert_eq!(
+                parse_level_record(Some(LEVEL_RECORD_KEY), Some(v)).map(|r| r.ok()),
+                Some(Some(l))
+            );
+        }
+        assert_eq!(parse_level_record(Some(b"other"), Some(b"1")), None);
+        assert_eq!(parse_level_record(None, Some(b"1")), None);
+        for bad in [&b"3"[..], b"", b"01", b" 1", b"2\n", b"-1"] {
+            let e = parse_level_record(Some(LEVEL_RECORD_KEY), Some(bad)).and_then(|r| r.err());
+            assert_eq!(
+                e.map(|e| e.kind()),
+                Some(ErrorKind::InvalidRecord),
+                "{bad:?}"
+            );
+        }
+        let tomb = parse_level_record(Some(LEVEL_RECORD_KEY), None).and_then(|r| r.err());
+        assert_eq!(tomb.map(|e| e.code()), Some(13));
+        // No key Kafka's planner writes can be taken for the level key.
+        assert!(crate::RecordKey::parse_bytes(LEVEL_RECORD_KEY).is_err());
     }
 
     #[test]

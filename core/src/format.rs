@@ -16,6 +16,7 @@ use serde_json::{Value as Json, json};
 
 use crate::batch::{Batch, Batches, CrcCheck, ReadOptions};
 use crate::error::{Error, ErrorKind};
+use crate::feature::{FEATURE_NAME, MetadataLevel, parse_level_record};
 use crate::json::{Int64Style, i64_json, record_to_json_with, to_hex};
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState};
@@ -197,6 +198,15 @@ fn payload(v: Option<&[u8]>, offset: i64) -> Result<String, String> {
     Ok(to_kafka_string(&value))
 }
 
+/// How rlmeta's own listing shows a level record (Kafka's tool can only fail to decode it).
+fn level_text(level: Option<crate::Result<MetadataLevel>>) -> String {
+    match level {
+        Some(Ok(l)) => format!("{FEATURE_NAME} level {}", l.level()),
+        Some(Err(e)) => format!("{FEATURE_NAME} level record, invalid: {e}"),
+        None => String::new(),
+    }
+}
+
 /// The dump reports CRC mismatches instead of stopping at them.
 const DUMP_READ: ReadOptions = ReadOptions {
     crc: CrcCheck::Report,
@@ -297,7 +307,11 @@ pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
                     let _ = write!(out, " key: {}", String::from_utf8_lossy(k));
                 }
             }
+            let level = parse_level_record(r.key, r.value);
             match payload(r.value, r.offset) {
+                _ if options.keys && level.is_some() => {
+                    let _ = writeln!(out, " payload: {}", level_text(level));
+                }
                 Ok(text) => {
                     let _ = writeln!(out, " payload: {text}");
                 }
@@ -352,7 +366,13 @@ pub fn dump_log_json(name: &str, file: &[u8], style: Int64Style) -> Json {
                 for r in rs.flatten() {
                     let key = r.key.map(|k| String::from_utf8_lossy(k).into_owned());
                     let parsed = r.key.and_then(|k| RecordKey::parse_bytes(k).ok());
+                    let level = parse_level_record(r.key, r.value);
                     let value = match r.value.map(decode_value) {
+                        _ if level.is_some() => json!({"levelRecord": match level {
+                            Some(Ok(l)) => json!({"level": l.level()}),
+                            Some(Err(e)) => json!({"error": {"code": e.code(), "kind": e.kind().name(), "message": e.to_string()}}),
+                            None => Json::Null,
+                        }}),
                         None => json!({"tombstone": true}),
                         Some(Ok(v)) => {
                             json!({"apiKey": v.record.api_key().id(), "version": v.version,

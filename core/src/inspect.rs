@@ -14,6 +14,7 @@ use serde_json::{Value as Json, json};
 use crate::batch::{Batches, ReadOptions};
 use crate::cache::{Applied, Skip, Store};
 use crate::compaction::{Log, TopicConfig};
+use crate::feature::MetadataLevel;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
 use crate::record::{Record, decode_value};
 
@@ -46,6 +47,15 @@ pub struct Summary {
     pub kept_by_compaction: usize,
     /// Live segments a broker replaying that compacted log would no longer know.
     pub lost_by_compaction: Vec<Uuid>,
+    /// The last level record of `remote.log.metadata.version` (docs/FEATURE-LEVEL.md), if any.
+    pub level: Option<LevelSeen>,
+}
+
+/// A level record found in the files: its offset and the level it carries (or why none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LevelSeen {
+    pub offset: i64,
+    pub level: crate::Result<MetadataLevel>,
 }
 
 /// The inspection of one metadata partition.
@@ -97,8 +107,15 @@ pub fn inspect(files: &[(&str, &[u8])]) -> Inspection {
                     fold(&mut lifecycles, &v, r.offset);
                 }
                 if let Applied::Skipped(skip) = store.apply(r.offset, r.key, r.value) {
-                    if matches!(skip, Skip::Undecodable(_)) {
-                        summary.undecodable += 1;
+                    match &skip {
+                        Skip::Undecodable(_) => summary.undecodable += 1,
+                        Skip::LevelRecord(level) => {
+                            summary.level = Some(LevelSeen {
+                                offset: r.offset,
+                                level: level.clone(),
+                            });
+                        }
+                        _ => {}
                     }
                     if skip.fatal_to_kafka() {
                         summary.fatal_to_old_brokers += 1;
@@ -233,6 +250,27 @@ impl Inspection {
             s.records,
             s.lost_by_compaction.len()
         );
+        let _ = match &s.level {
+            None => writeln!(
+                out,
+                "  remote.log.metadata.version: no level record (a topic written by stock Kafka is at level 0)"
+            ),
+            Some(LevelSeen {
+                offset,
+                level: Ok(l),
+            }) => writeln!(
+                out,
+                "  remote.log.metadata.version: level {} (level record at offset {offset})",
+                l.level()
+            ),
+            Some(LevelSeen {
+                offset,
+                level: Err(e),
+            }) => writeln!(
+                out,
+                "  remote.log.metadata.version: unknown, the level record at offset {offset} is invalid: {e}"
+            ),
+        };
         if !s.lost_by_compaction.is_empty() {
             let _ = writeln!(
                 out,
@@ -256,6 +294,10 @@ impl Inspection {
                 "tombstones": s.tombstones, "undecodable": s.undecodable, "fatalToOldBrokers": s.fatal_to_old_brokers,
                 "liveSegments": s.live_segments, "orphans": s.orphans, "keptByCompaction": s.kept_by_compaction,
                 "lostByCompaction": s.lost_by_compaction.iter().map(Uuid::to_string).collect::<Vec<_>>(),
+                "level": s.level.as_ref().map(|l| match &l.level {
+                    Ok(level) => json!({"offset": l.offset, "level": level.level()}),
+                    Err(e) => json!({"offset": l.offset, "error": {"code": e.code(), "kind": e.kind().name(), "message": e.to_string()}}),
+                }),
             }
         })
     }

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use super::hash::UuidHash;
 use super::partition::{Dropped, PartitionCache, SegmentMetadata, SegmentUpdate};
 use crate::error::{Error, ErrorKind, Result};
+use crate::feature::{MetadataLevel, parse_level_record};
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState, TopicIdPartition, Uuid};
 use crate::record::{Record, Value, decode_value};
@@ -50,6 +51,9 @@ pub enum Skip {
     Undecodable(Error),
     /// A snapshot record (api key 3) in the topic: Kafka's consumer cannot handle it.
     SnapshotRecord,
+    /// The level record of `remote.log.metadata.version` (key [`crate::feature::LEVEL_RECORD_KEY`]): the level
+    /// it carries, or why it carries none. Hosts track each metadata partition's level from it.
+    LevelRecord(Result<MetadataLevel>),
     /// The key is neither null nor a KIP-1266 key, or does not match the value.
     BadKey { key: String, why: String },
     /// Kafka's cache dropped the event.
@@ -74,6 +78,7 @@ impl Skip {
             Skip::Tombstone { .. }
             | Skip::Undecodable(_)
             | Skip::SnapshotRecord
+            | Skip::LevelRecord(_)
             | Skip::PartitionDeleted { .. } => true,
             Skip::Dropped { reason, .. } => matches!(
                 reason,
@@ -214,6 +219,9 @@ impl Store {
 
     /// Replays one record of the metadata partition. Either part may be null.
     pub fn apply(&mut self, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Applied {
+        if let Some(level) = parse_level_record(key, value) {
+            return Applied::Skipped(Skip::LevelRecord(level));
+        }
         let Some(value) = value else {
             if let Some(k) = key.and_then(|k| RecordKey::parse_bytes(k).ok()) {
                 self.forget_key(&k);
