@@ -12,7 +12,7 @@ C_BUILD       := $(BUILD)/c
 C_CC          ?= gcc
 C_CXX         ?= g++
 C_CFLAGS      := -std=c11 -Wall -Wextra -Werror -g -Ibindings-c/include
-C_TEST_SRC    := bindings-c/tests/test_rlmeta.c bindings-c/tests/json.c
+C_TEST_SRC    := bindings-c/tests/test_rlmeta.c bindings-c/tests/test_store.c bindings-c/tests/json.c
 C_DYN_LINK    := -L$(C_LIBDIR) -lrlmeta_c -Wl,-rpath,'$$ORIGIN/../../$(C_LIBDIR)'
 # from: cargo rustc -p rlmeta-c --crate-type staticlib -- --print native-static-libs
 C_STATIC_LINK := $(C_LIBDIR)/librlmeta_c.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
