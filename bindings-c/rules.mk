@@ -3,7 +3,8 @@
 #             against the shared and the static library, under ASan+UBSan and valgrind, and run
 #             the C example.
 #   jni-test  the Java library (bindings-c/java, Maven + JUnit 5) over the same shared library,
-#             under -Xcheck:jni, on every vector file.
+#             under -Xcheck:jni, on every vector file; the replay vectors and the write-plan
+#             scripts (tests/plans) through MetadataStore, checked against Kafka 4.4.0's own store.
 # Both rebuild only what changed and print one line per step.
 
 C_LIBDIR      := target/debug
@@ -73,7 +74,8 @@ c-example: c-build | $(C_BUILD)
 jni-test: c-build | $(C_BUILD)
 	@rm -rf $(JAVA_REPORTS)
 	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never test -Drlmeta.native.dir=$(CURDIR)/$(C_LIBDIR) \
-	  -Drlmeta.vectors.dir=$(CURDIR)/tests/vectors >$(CURDIR)/$(BUILD)/jni-test.log 2>&1 \
+	  -Drlmeta.vectors.dir=$(CURDIR)/tests/vectors -Drlmeta.plans.dir=$(CURDIR)/tests/plans \
+	  >$(CURDIR)/$(BUILD)/jni-test.log 2>&1 \
 	  || { tail -n 100 $(BUILD)/jni-test.log; echo "FAILED: jni-test (log $(BUILD)/jni-test.log, reports in $(JAVA_REPORTS))"; exit 1; }
 	@! ls $(JAVA_REPORTS)/*.dumpstream >/dev/null 2>&1 || { cat $(JAVA_REPORTS)/*.dumpstream; \
 	  echo "FAILED: jni-test: the JVM wrote to the test channel (a -Xcheck:jni warning?)"; exit 1; }

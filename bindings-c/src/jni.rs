@@ -19,6 +19,8 @@ use rlmeta::{ErrorKind, RecordKey};
 
 use crate::error::panic_error;
 
+mod store;
+
 /// Runs an entry point's body with an `Env`, turning errors and panics into Java exceptions.
 fn call<'l, T: Default>(
     mut env: EnvUnowned<'l>,

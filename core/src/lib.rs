@@ -10,6 +10,7 @@
 //! - [`json`]: the JSON form of records shared by every front end.
 //! - [`cache`]: Kafka's cache of remote segments, rebuilt by replaying records.
 //! - [`plan`]: the write planner: keys, value versions and tombstones for each lifecycle event.
+//! - [`host`]: the store across a boundary: outcome codes, packed batches, lookups by topic id.
 //! - [`tiered`]: KIP-950 disablement. [`feature`]: `remote.log.metadata.version` 0/1/2.
 //! - [`compaction`]: Kafka's log cleaner and retention, in memory.
 //! - [`batch`]: record batches of `.log` files. [`checkpoint`]: KRaft checkpoints, feature levels.
@@ -24,6 +25,7 @@ pub mod compaction;
 pub mod error;
 pub mod feature;
 pub mod format;
+pub mod host;
 pub mod inspect;
 pub mod json;
 pub mod key;

@@ -72,6 +72,74 @@ pub enum Event {
     },
 }
 
+impl Event {
+    /// The event of a value Kafka 4.4.0's `RemoteLogMetadataSerde` writes for the object a
+    /// broker hands its `RemoteLogMetadataManager`: a `RemoteLogSegmentMetadata` in
+    /// COPY_SEGMENT_STARTED, a `RemoteLogSegmentMetadataUpdate`, or a
+    /// `RemotePartitionDeleteMetadata`. `broker_leader_epoch` is the writer's current leader
+    /// epoch of the partition (stock Kafka's objects carry none). An update names no end offset
+    /// or upload epoch: the planner finds the segment's keys in the store.
+    pub fn from_value(v: &Value<'_>, broker_leader_epoch: i32) -> Result<Event> {
+        v.validate()?;
+        match &v.record {
+            Record::Segment(r) => {
+                let mut segment = SegmentMetadata::from_record(r)?;
+                segment.broker_leader_epoch = broker_leader_epoch;
+                Ok(Event::CopyStarted {
+                    partition: r
+                        .remote_log_segment_id
+                        .topic_id_partition
+                        .to_topic_id_partition(),
+                    segment,
+                })
+            }
+            Record::Update(r) => {
+                let u = crate::cache::SegmentUpdate::from_record(r)?;
+                let e = SegmentEvent {
+                    partition: r
+                        .remote_log_segment_id
+                        .topic_id_partition
+                        .to_topic_id_partition(),
+                    segment_id: u.id,
+                    broker_id: u.broker_id,
+                    event_timestamp_ms: u.event_timestamp_ms,
+                    custom_metadata: u.custom_metadata,
+                    broker_leader_epoch,
+                };
+                match u.state {
+                    SegmentState::CopySegmentFinished => Ok(Event::CopyFinished(e)),
+                    SegmentState::DeleteSegmentStarted => Ok(Event::DeleteStarted(e)),
+                    SegmentState::DeleteSegmentFinished => Ok(Event::DeleteFinished(e)),
+                    SegmentState::CopySegmentStarted => Err(Error::field(
+                        ErrorKind::InvalidArgument,
+                        "remoteLogSegmentState",
+                        "an update cannot move a segment to COPY_SEGMENT_STARTED",
+                    )),
+                }
+            }
+            Record::PartitionDelete(r) => Ok(Event::PartitionDelete {
+                partition: r.topic_id_partition.to_topic_id_partition(),
+                state: PartitionDeleteState::from_id(r.remote_partition_delete_state).ok_or_else(
+                    || {
+                        Error::field(
+                            ErrorKind::InvalidRecord,
+                            "remotePartitionDeleteState",
+                            format!("unknown state id {}", r.remote_partition_delete_state),
+                        )
+                    },
+                )?,
+                broker_id: r.broker_id,
+                event_timestamp_ms: r.event_timestamp_ms,
+                broker_leader_epoch,
+            }),
+            Record::Snapshot(_) => Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "a snapshot record is no lifecycle event",
+            )),
+        }
+    }
+}
+
 /// One record to produce, in order: a key (always, from rlmeta) and a value (`None` is a
 /// tombstone).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,7 +187,30 @@ fn segment_value(
     upload_epoch: i32,
     level: MetadataLevel,
 ) -> Result<Vec<u8>> {
-    let version = value_version(level);
+    segment_record_value(
+        tp,
+        m,
+        SegmentState::CopySegmentStarted,
+        value_version(level),
+        upload_epoch,
+    )
+}
+
+/// The value Kafka 4.4.0's `RemoteLogMetadataSerde` writes for `m` as the cache holds it now:
+/// a version-0 segment record in the segment's current state, with the broker id, event time
+/// and custom metadata of its last update. Hosts build Kafka's `RemoteLogSegmentMetadata` from
+/// it with Kafka's own serde.
+pub fn current_segment_value(tp: &TopicIdPartition, m: &SegmentMetadata) -> Result<Vec<u8>> {
+    segment_record_value(tp, m, m.state, 0, 0)
+}
+
+fn segment_record_value(
+    tp: &TopicIdPartition,
+    m: &SegmentMetadata,
+    state: SegmentState,
+    version: i16,
+    upload_epoch: i32,
+) -> Result<Vec<u8>> {
     Value {
         version,
         record: Record::Segment(SegmentMetadataRecord {
@@ -140,7 +231,7 @@ fn segment_value(
                 .collect(),
             segment_size_in_bytes: m.segment_size_in_bytes,
             custom_metadata: m.custom_metadata.clone().map(Into::into),
-            remote_log_segment_state: SegmentState::CopySegmentStarted.id(),
+            remote_log_segment_state: state.id(),
             txn_index_empty: m.txn_index_empty,
             broker_leader_epoch: if version >= 1 { upload_epoch } else { 0 },
             unknown_tagged_fields: vec![],
@@ -213,6 +304,19 @@ impl Store {
         }
         let o = slot.orphans.get(&id)?;
         Some((o.end_offset?, o.broker_leader_epoch?))
+    }
+
+    /// [`Store::plan`] of the event in a serde value ([`Event::from_value`]), at the level
+    /// number `level` (0, 1 or 2): what a binding hands over from a broker.
+    pub fn plan_value(
+        &self,
+        value: &[u8],
+        broker_leader_epoch: i32,
+        level: i16,
+    ) -> Result<Vec<Planned>> {
+        let level = MetadataLevel::from_level(level)?;
+        let event = Event::from_value(&crate::record::decode_value(value)?, broker_leader_epoch)?;
+        self.plan(&event, level)
     }
 
     /// The records to produce for `event` at feature `level`, in order.

@@ -178,6 +178,15 @@ impl Partitions {
         &mut list[i].1
     }
 
+    fn unload(&mut self, topic_id: Uuid, partition: i32, name: &str) {
+        if let Some(list) = self.by_id.get_mut(&(topic_id, partition)) {
+            list.retain(|(tp, _)| tp.topic != name);
+            if list.is_empty() {
+                self.by_id.remove(&(topic_id, partition));
+            }
+        }
+    }
+
     fn iter(&self) -> impl Iterator<Item = &(TopicIdPartition, Slot)> {
         self.by_id.values().flatten()
     }
@@ -215,6 +224,23 @@ impl Store {
             }
             None => false,
         }
+    }
+
+    /// Kafka's `onStopPartitions`: forgets a user partition entirely (a later load starts it
+    /// empty, and replay must start again from the metadata partition's beginning).
+    pub fn unload_partition(&mut self, tp: &TopicIdPartition) {
+        self.partitions.unload(tp.topic_id, tp.partition, &tp.topic);
+    }
+
+    /// The user partition known under a topic id and partition number (for hosts that name
+    /// partitions by id alone, as Kafka's `TopicIdPartition` equality nearly does): one still
+    /// held is preferred over one deleted.
+    pub fn partition_by_id(&self, topic_id: Uuid, partition: i32) -> Option<&TopicIdPartition> {
+        let list = self.partitions.by_id.get(&(topic_id, partition))?;
+        list.iter()
+            .find(|(_, s)| s.cache.is_some())
+            .or_else(|| list.first())
+            .map(|(tp, _)| tp)
     }
 
     /// Replays one record of the metadata partition. Either part may be null.

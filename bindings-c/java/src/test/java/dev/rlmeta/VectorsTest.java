@@ -29,7 +29,8 @@ import org.junit.jupiter.api.TestFactory;
 
 /**
  * Every case of every vector file in {@code rlmeta.vectors.dir} (tests/vectors): value, invalid,
- * key and partitioner cases (vectors README); other kinds are reported as skipped.
+ * key and partitioner cases (vectors README); other kinds are reported as skipped. The replay
+ * files ({@code replay-*.json}) are run by {@link ReplayVectorsTest} through {@link MetadataStore}.
  */
 class VectorsTest {
     /** 64-bit numbers are read exactly (Jackson keeps them as long or BigInteger, never double). */
@@ -54,7 +55,9 @@ class VectorsTest {
     Stream<DynamicNode> vectors() throws IOException {
         List<Path> files;
         try (Stream<Path> s = Files.list(vectorsDir())) {
-            files = s.filter(p -> p.toString().endsWith(".json")).sorted().toList();
+            files = s.filter(p -> p.toString().endsWith(".json"))
+                    .filter(p -> !p.getFileName().toString().startsWith("replay-"))
+                    .sorted().toList();
         }
         assertFalse(files.isEmpty(), "no vector files in " + vectorsDir().toAbsolutePath());
         List<DynamicNode> nodes = new ArrayList<>();

@@ -1,0 +1,273 @@
+package dev.rlmeta;
+
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * The replayed state of one {@code __remote_log_metadata} partition, held natively: Kafka's
+ * {@code RemotePartitionMetadataStore} fed as its consumer feeds it, with Kafka's queries, and the
+ * write planner.
+ *
+ * <p>Topic ids cross as two longs (Kafka's {@code Uuid} most and least significant bits). Segment
+ * metadata crosses as the bytes Kafka 4.4.0's {@code RemoteLogMetadataSerde} writes for a
+ * {@code RemoteLogSegmentMetadata} in the segment's current state (a version-0
+ * {@code RemoteLogSegmentMetadataRecord} value); turn it into Kafka's object with
+ * {@code RemoteLogMetadataSerde.deserialize}.
+ *
+ * <p>Safe for concurrent use: applies are serialized, queries run in parallel. Every native failure
+ * is an {@link RlMetaException} subclass carrying the core's code; a null array or string argument
+ * throws {@link NullPointerException}; a call after {@link #close} throws
+ * {@link IllegalStateException}. The native memory is released by {@link #close}, or by a
+ * {@link Cleaner} once the object is unreachable.
+ */
+public final class MetadataStore implements AutoCloseable {
+    static {
+        NativeLoader.load();
+    }
+
+    /** {@link #highestOffsetForEpoch} when the epoch has no offset. */
+    public static final long NO_OFFSET = Long.MIN_VALUE;
+
+    private static final Cleaner CLEANER = Cleaner.create();
+
+    /** The native handle, freed once (by close or by the cleaner). */
+    private static final class Handle implements Runnable {
+        private long pointer;
+
+        Handle(long pointer) {
+            this.pointer = pointer;
+        }
+
+        @Override
+        public synchronized void run() {
+            long p = pointer;
+            pointer = 0;
+            if (p != 0) {
+                nativeFree(p);
+            }
+        }
+    }
+
+    private final Handle handle;
+    private final Cleaner.Cleanable cleanable;
+    /** Calls hold it shared; close holds it exclusively, so no call runs on a freed handle. */
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private volatile boolean closed;
+
+    /** An empty store. */
+    public MetadataStore() {
+        handle = new Handle(nativeNew());
+        cleanable = CLEANER.register(this, handle);
+    }
+
+    /** Releases the native store. Idempotent. */
+    @Override
+    public void close() {
+        lock.writeLock().lock();
+        try {
+            closed = true;
+            cleanable.clean();
+        } finally {
+            lock.writeLock().unlock();
+        }
+    }
+
+    private long enter() {
+        lock.readLock().lock();
+        if (closed) {
+            lock.readLock().unlock();
+            throw new IllegalStateException("the MetadataStore is closed");
+        }
+        return handle.pointer;
+    }
+
+    private void exit() {
+        lock.readLock().unlock();
+        Reference.reachabilityFence(this);
+    }
+
+    /**
+     * Applies consumed records in one call. {@code data} holds each record's key bytes then value
+     * bytes, records back to back; {@code keyLengths[i]} / {@code valueLengths[i]} are -1 for a null
+     * key / value. Returns one {@link Outcome} code per record. A layout that does not add up throws
+     * {@link RlMetaException.InvalidArgument} before any record is applied.
+     */
+    public byte[] apply(long[] offsets, byte[] data, int[] keyLengths, int[] valueLengths) {
+        long h = enter();
+        try {
+            return nativeApply(h, offsets, data, keyLengths, valueLengths);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Kafka's {@code maybeLoadPartition}: starts holding a user partition (no-op if held). */
+    public void loadPartition(long topicIdMsb, long topicIdLsb, String topic, int partition) {
+        long h = enter();
+        try {
+            nativeLoadPartition(h, topicIdMsb, topicIdLsb, topic, partition);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Marks a user partition initialized (replay caught up); false if it was deleted (DELETE_PARTITION_FINISHED). */
+    public boolean markInitialized(long topicIdMsb, long topicIdLsb, String topic, int partition) {
+        long h = enter();
+        try {
+            return nativeMarkInitialized(h, topicIdMsb, topicIdLsb, topic, partition);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Whether a user partition is held and initialized. */
+    public boolean isInitialized(long topicIdMsb, long topicIdLsb, int partition) {
+        long h = enter();
+        try {
+            return nativeIsInitialized(h, topicIdMsb, topicIdLsb, partition);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Stops holding a user partition (Kafka's {@code onStopPartitions}); a later load starts it empty. */
+    public void unloadPartition(long topicIdMsb, long topicIdLsb, int partition) {
+        long h = enter();
+        try {
+            nativeUnloadPartition(h, topicIdMsb, topicIdLsb, partition);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Kafka's {@code remoteLogSegmentMetadata(tp, epoch, offset)}: the segment holding the offset,
+     * or null. Throws {@link RlMetaException.NotFound} for a partition not held,
+     * {@link RlMetaException.NotInitialized} for one not initialized (as the other queries do).
+     */
+    public byte[] segmentFor(long msb, long lsb, int partition, int epoch, long offset) {
+        long h = enter();
+        try {
+            return nativeSegmentFor(h, msb, lsb, partition, epoch, offset);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Kafka's {@code highestOffsetForEpoch}; {@link #NO_OFFSET} when none. */
+    public long highestOffsetForEpoch(long msb, long lsb, int partition, int epoch) {
+        long h = enter();
+        try {
+            return nativeHighestOffsetForEpoch(h, msb, lsb, partition, epoch);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Kafka's {@code listRemoteLogSegments(tp)}: every segment, by start offset. */
+    public byte[][] segments(long msb, long lsb, int partition) {
+        long h = enter();
+        try {
+            return nativeSegments(h, msb, lsb, partition);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Kafka's {@code listRemoteLogSegments(tp, epoch)}, by start offset. */
+    public byte[][] segmentsForEpoch(long msb, long lsb, int partition, int epoch) {
+        long h = enter();
+        try {
+            return nativeSegmentsForEpoch(h, msb, lsb, partition, epoch);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Kafka's {@code nextSegmentWithTxnIndex(tp, epoch, offset)}, or null. */
+    public byte[] nextSegmentWithTxnIndex(long msb, long lsb, int partition, int epoch, long offset) {
+        long h = enter();
+        try {
+            return nativeNextSegmentWithTxnIndex(h, msb, lsb, partition, epoch, offset);
+        } finally {
+            exit();
+        }
+    }
+
+    /** Kafka's {@code remoteLogSize(tp, epoch)}: the sizes of the segments listed for the epoch. */
+    public long remoteLogSize(long msb, long lsb, int partition, int epoch) {
+        long h = enter();
+        try {
+            return nativeRemoteLogSize(h, msb, lsb, partition, epoch);
+        } finally {
+            exit();
+        }
+    }
+
+    /** The partition's delete state: -1 for none, else Kafka's {@code RemotePartitionDeleteState} id. */
+    public int partitionDeleteState(long msb, long lsb, int partition) {
+        long h = enter();
+        try {
+            return nativePartitionDeleteState(h, msb, lsb, partition);
+        } finally {
+            exit();
+        }
+    }
+
+    /** A segment's state as Kafka's listing shows it: null if unknown, else one byte, Kafka's state id. */
+    public byte[] segmentState(long msb, long lsb, int partition, long idMsb, long idLsb) {
+        long h = enter();
+        try {
+            return nativeSegmentState(h, msb, lsb, partition, idMsb, idLsb);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * The write planner. {@code event} is the value Kafka 4.4.0's {@code RemoteLogMetadataSerde}
+     * writes for the broker's object ({@code RemoteLogSegmentMetadata} in COPY_SEGMENT_STARTED,
+     * {@code RemoteLogSegmentMetadataUpdate}, or {@code RemotePartitionDeleteMetadata});
+     * {@code brokerLeaderEpoch} is the writer's current leader epoch of the partition;
+     * {@code level} the metadata partition's feature level (0, 1, 2). Returns the records to
+     * produce, in order. A refusal throws {@link RlMetaException.InvalidState} (retriable).
+     */
+    public PlannedRecords plan(byte[] event, int brokerLeaderEpoch, int level) {
+        long h = enter();
+        try {
+            return nativePlan(h, event, brokerLeaderEpoch, level);
+        } finally {
+            exit();
+        }
+    }
+
+    /** A diagnostic dump of everything the store holds (JSON text; for people and tests). */
+    public String dumpJson() {
+        long h = enter();
+        try {
+            return nativeDumpJson(h);
+        } finally {
+            exit();
+        }
+    }
+
+    private static native long nativeNew();
+    private static native void nativeFree(long h);
+    private static native byte[] nativeApply(long h, long[] offsets, byte[] data, int[] keyLengths, int[] valueLengths);
+    private static native void nativeLoadPartition(long h, long msb, long lsb, String topic, int partition);
+    private static native boolean nativeMarkInitialized(long h, long msb, long lsb, String topic, int partition);
+    private static native boolean nativeIsInitialized(long h, long msb, long lsb, int partition);
+    private static native void nativeUnloadPartition(long h, long msb, long lsb, int partition);
+    private static native byte[] nativeSegmentFor(long h, long msb, long lsb, int partition, int epoch, long offset);
+    private static native long nativeHighestOffsetForEpoch(long h, long msb, long lsb, int partition, int epoch);
+    private static native byte[][] nativeSegments(long h, long msb, long lsb, int partition);
+    private static native byte[][] nativeSegmentsForEpoch(long h, long msb, long lsb, int partition, int epoch);
+    private static native byte[] nativeNextSegmentWithTxnIndex(long h, long msb, long lsb, int partition, int epoch, long offset);
+    private static native long nativeRemoteLogSize(long h, long msb, long lsb, int partition, int epoch);
+    private static native int nativePartitionDeleteState(long h, long msb, long lsb, int partition);
+    private static native byte[] nativeSegmentState(long h, long msb, long lsb, int partition, long idMsb, long idLsb);
+    private static native PlannedRecords nativePlan(long h, byte[] event, int brokerLeaderEpoch, int level);
+    private static native String nativeDumpJson(long h);
+}

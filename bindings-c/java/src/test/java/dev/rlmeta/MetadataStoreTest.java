@@ -1,0 +1,244 @@
+package dev.rlmeta;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.server.log.remote.metadata.storage.serialization.RemoteLogMetadataSerde;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentId;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata.CustomMetadata;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadataUpdate;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentState;
+import org.apache.kafka.server.log.remote.storage.RemotePartitionDeleteMetadata;
+import org.apache.kafka.server.log.remote.storage.RemotePartitionDeleteState;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The MetadataStore surface with Kafka 4.4.0's own objects: events are Kafka's serde bytes, and
+ * what the store returns is decoded with Kafka's serde and compared with the objects Kafka's
+ * {@code createWithUpdates} builds.
+ */
+class MetadataStoreTest {
+    static final RemoteLogMetadataSerde SERDE = new RemoteLogMetadataSerde();
+    static final Uuid TOPIC = new Uuid(0x0123456789abcdefL, 0xfedcba9876543210L);
+    static final TopicIdPartition TP = new TopicIdPartition(TOPIC, new TopicPartition("orders", 0));
+    static final long MSB = TOPIC.getMostSignificantBits();
+    static final long LSB = TOPIC.getLeastSignificantBits();
+
+    /** Records packed as MetadataStore.apply takes them. */
+    static final class Batch {
+        final List<Long> offsets = new ArrayList<>();
+        final ByteArrayOutputStream data = new ByteArrayOutputStream();
+        final List<Integer> keys = new ArrayList<>();
+        final List<Integer> values = new ArrayList<>();
+
+        Batch add(long offset, byte[] key, byte[] value) {
+            offsets.add(offset);
+            keys.add(key == null ? -1 : key.length);
+            values.add(value == null ? -1 : value.length);
+            if (key != null) data.writeBytes(key);
+            if (value != null) data.writeBytes(value);
+            return this;
+        }
+
+        byte[] applyTo(MetadataStore s) {
+            return s.apply(offsets.stream().mapToLong(Long::longValue).toArray(), data.toByteArray(),
+                    keys.stream().mapToInt(Integer::intValue).toArray(),
+                    values.stream().mapToInt(Integer::intValue).toArray());
+        }
+    }
+
+    private long next;
+
+    /** Produces planned records: applies them as the consumer would read them back. */
+    byte[] produce(MetadataStore s, PlannedRecords r) {
+        Batch b = new Batch();
+        for (int i = 0; i < r.size(); i++) b.add(next++, r.keys[i], r.values[i]);
+        return b.applyTo(s);
+    }
+
+    static RemoteLogSegmentMetadata started(Uuid id, long start, long end, int epoch) {
+        return new RemoteLogSegmentMetadata(new RemoteLogSegmentId(TP, id), start, end, 1_700_000_000_000L, 1,
+                1_700_000_000_001L, 1024, Optional.empty(), RemoteLogSegmentState.COPY_SEGMENT_STARTED,
+                Map.of(epoch, start));
+    }
+
+    static RemoteLogSegmentMetadataUpdate update(Uuid id, RemoteLogSegmentState state, long ts, byte[] custom) {
+        return new RemoteLogSegmentMetadataUpdate(new RemoteLogSegmentId(TP, id), ts,
+                Optional.ofNullable(custom).map(CustomMetadata::new), state, 2);
+    }
+
+    @Test
+    void aSegmentLifecycleThroughThePlannerAnswersAsKafka() {
+        Uuid id = new Uuid(0x1111111111111111L, 0x2222222222222222L);
+        try (MetadataStore s = new MetadataStore()) {
+            s.loadPartition(MSB, LSB, "orders", 0);
+            assertFalse(s.isInitialized(MSB, LSB, 0));
+            RlMetaException e = assertThrows(RlMetaException.NotInitialized.class, () -> s.segments(MSB, LSB, 0));
+            assertEquals(15, e.getErrorCode());
+            assertTrue(s.markInitialized(MSB, LSB, "orders", 0));
+            assertTrue(s.isInitialized(MSB, LSB, 0));
+
+            RemoteLogSegmentMetadata copy = started(id, 0, 99, 5);
+            PlannedRecords r = s.plan(SERDE.serialize(copy), 5, 2);
+            assertEquals(1, r.size());
+            assertEquals(RlMeta.keyFormat(TOPIC.toString(), "orders", 0, 99, 5, false), new String(r.keys[0], UTF_8));
+            assertArrayEquals(new byte[] {Outcome.APPLIED}, produce(s, r));
+            byte[][] listed = s.segments(MSB, LSB, 0);
+            assertEquals(1, listed.length);
+            assertEquals(copy, SERDE.deserialize(listed[0]));
+            assertArrayEquals(SERDE.serialize(copy), listed[0], "the store's bytes are Kafka's serde bytes");
+            assertNull(s.segmentFor(MSB, LSB, 0, 5, 10), "a copy in progress is not found by offset");
+
+            RemoteLogSegmentMetadataUpdate finished =
+                    update(id, RemoteLogSegmentState.COPY_SEGMENT_FINISHED, 1_700_000_000_005L, new byte[] {1, 2, 3});
+            r = s.plan(SERDE.serialize(finished), 5, 2);
+            assertEquals(RlMeta.keyFormat(TOPIC.toString(), "orders", 0, 99, 5, true), new String(r.keys[0], UTF_8));
+            assertArrayEquals(new byte[] {Outcome.APPLIED}, produce(s, r));
+            RemoteLogSegmentMetadata now = copy.createWithUpdates(finished);
+            assertEquals(now, SERDE.deserialize(s.segmentFor(MSB, LSB, 0, 5, 10)));
+            assertArrayEquals(SERDE.serialize(now), s.segmentFor(MSB, LSB, 0, 5, 99));
+            assertNull(s.segmentFor(MSB, LSB, 0, 5, 100));
+            assertEquals(99, s.highestOffsetForEpoch(MSB, LSB, 0, 5));
+            assertEquals(MetadataStore.NO_OFFSET, s.highestOffsetForEpoch(MSB, LSB, 0, 4));
+            assertEquals(1024, s.remoteLogSize(MSB, LSB, 0, 5));
+            assertEquals(0, s.remoteLogSize(MSB, LSB, 0, 6));
+            assertEquals(1, s.segmentsForEpoch(MSB, LSB, 0, 5).length);
+            assertEquals(0, s.segmentsForEpoch(MSB, LSB, 0, 6).length);
+            assertEquals(now, SERDE.deserialize(s.nextSegmentWithTxnIndex(MSB, LSB, 0, 5, 0)));
+            assertArrayEquals(new byte[] {RemoteLogSegmentState.COPY_SEGMENT_FINISHED.id()},
+                    s.segmentState(MSB, LSB, 0, id.getMostSignificantBits(), id.getLeastSignificantBits()));
+            assertNull(s.segmentState(MSB, LSB, 0, 7, 7));
+            assertTrue(s.dumpJson().contains("\"" + id + "\""), s.dumpJson());
+
+            // A second upload attempt under the same key pair while the first is live: refused.
+            RemoteLogSegmentMetadata retry = started(new Uuid(3, 4), 0, 99, 5);
+            RlMetaException refused = assertThrows(RlMetaException.InvalidState.class,
+                    () -> s.plan(SERDE.serialize(retry), 5, 2));
+            assertEquals(16, refused.getErrorCode());
+
+            // Deletion at level 2: the final update comes with tombstones of the segment's keys.
+            produce(s, s.plan(SERDE.serialize(update(id, RemoteLogSegmentState.DELETE_SEGMENT_STARTED, 6L, null)), 7, 2));
+            r = s.plan(SERDE.serialize(update(id, RemoteLogSegmentState.DELETE_SEGMENT_FINISHED, 7L, null)), 7, 2);
+            byte[] out = produce(s, r);
+            int tombstones = 0;
+            for (int i = 0; i < r.size(); i++) {
+                if (r.values[i] == null) {
+                    tombstones++;
+                    assertEquals(Outcome.TOMBSTONE, out[i]);
+                }
+            }
+            assertEquals(2, tombstones, "the segment key and the update key are tombstoned");
+            assertEquals(0, s.segments(MSB, LSB, 0).length);
+
+            // The partition is deleted: marked, started, finished.
+            assertEquals(-1, s.partitionDeleteState(MSB, LSB, 0));
+            for (RemotePartitionDeleteState st : RemotePartitionDeleteState.values()) {
+                produce(s, s.plan(SERDE.serialize(new RemotePartitionDeleteMetadata(TP, st, 8L, 1)), 7, 2));
+                assertEquals(st.id(), s.partitionDeleteState(MSB, LSB, 0));
+            }
+            assertThrows(RlMetaException.NotFound.class, () -> s.segments(MSB, LSB, 0));
+            assertFalse(s.markInitialized(MSB, LSB, "orders", 0), "a deleted partition stays deleted");
+            System.out.println("MetadataStore: copy, finish, refusal, delete with tombstones, partition delete agree with Kafka's objects");
+        }
+    }
+
+    @Test
+    void everyRecordGetsItsOutcomeCode() {
+        Uuid id = new Uuid(5, 6);
+        byte[] segment = SERDE.serialize(started(id, 0, 9, 1));
+        byte[] startedAgain = SERDE.serialize(update(id, RemoteLogSegmentState.COPY_SEGMENT_STARTED, 2L, null));
+        byte[] bad = SERDE.serialize(update(id, RemoteLogSegmentState.DELETE_SEGMENT_FINISHED, 3L, null));
+        byte[] key = RlMeta.keyFormat(TOPIC.toString(), "orders", 0, 9, 1, false).getBytes(UTF_8);
+        try (MetadataStore s = new MetadataStore()) {
+            byte[] out = new Batch()
+                    .add(0, "remote.log.metadata.version".getBytes(UTF_8), "2".getBytes(UTF_8))
+                    .add(1, "remote.log.metadata.version".getBytes(UTF_8), "9".getBytes(UTF_8))
+                    .add(2, null, new byte[] {1, 2, 3})
+                    .add(3, key, null)
+                    .add(4, key, segment)
+                    .add(4, key, segment)
+                    .add(5, "not a key".getBytes(UTF_8), startedAgain)
+                    .add(6, null, bad)
+                    .applyTo(s);
+            assertArrayEquals(new byte[] {Outcome.LEVEL_2, Outcome.LEVEL_INVALID, Outcome.UNDECODABLE,
+                    Outcome.TOMBSTONE, Outcome.APPLIED, Outcome.ALREADY_APPLIED, Outcome.REJECTED, Outcome.DROPPED}, out);
+            for (byte c : new byte[] {Outcome.LEVEL_0, Outcome.LEVEL_2, Outcome.LEVEL_INVALID, Outcome.UNDECODABLE,
+                    Outcome.TOMBSTONE, Outcome.SNAPSHOT_RECORD, Outcome.PARTITION_DELETED, Outcome.REJECTED}) {
+                assertTrue(Outcome.fatalToKafka(c), "fatal: " + c);
+            }
+            for (byte c : new byte[] {Outcome.APPLIED, Outcome.ORPHANED, Outcome.APPLIED_WITH_BAD_KEY, Outcome.BAD_KEY,
+                    Outcome.DROPPED, Outcome.ALREADY_APPLIED, (byte) 99, (byte) -1}) {
+                assertFalse(Outcome.fatalToKafka(c), "not fatal: " + c);
+            }
+            assertArrayEquals(new byte[0], s.apply(new long[0], new byte[0], new int[0], new int[0]));
+            System.out.println("MetadataStore.apply: level, invalid level, garbage, tombstone, applied, re-delivery, rejected, dropped");
+        }
+    }
+
+    @Test
+    void failuresAreTypedExceptions() {
+        try (MetadataStore s = new MetadataStore()) {
+            RlMetaException nf = assertThrows(RlMetaException.NotFound.class, () -> s.segmentFor(MSB, LSB, 0, 0, 0));
+            assertEquals(14, nf.getErrorCode());
+            assertThrows(RlMetaException.NotFound.class, () -> s.highestOffsetForEpoch(MSB, LSB, 0, 0));
+            assertThrows(RlMetaException.NotFound.class, () -> s.remoteLogSize(MSB, LSB, 0, 0));
+            assertThrows(RlMetaException.NotFound.class, () -> s.segmentsForEpoch(MSB, LSB, 0, 0));
+            assertThrows(RlMetaException.NotFound.class, () -> s.nextSegmentWithTxnIndex(MSB, LSB, 0, 0, 0));
+            assertFalse(s.isInitialized(MSB, LSB, 0));
+            assertEquals(-1, s.partitionDeleteState(MSB, LSB, 0));
+            RlMetaException layout = assertThrows(RlMetaException.InvalidArgument.class,
+                    () -> s.apply(new long[] {0}, new byte[] {1}, new int[] {-1}, new int[] {2}));
+            assertEquals(11, layout.getErrorCode());
+            assertThrows(RlMetaException.InvalidArgument.class,
+                    () -> s.apply(new long[] {0, 1}, new byte[0], new int[] {-1}, new int[] {-1}));
+            assertThrows(RlMetaException.InvalidArgument.class,
+                    () -> s.apply(new long[] {0}, new byte[0], new int[] {-2}, new int[] {-1}));
+            assertThrows(NullPointerException.class, () -> s.apply(null, new byte[0], new int[0], new int[0]));
+            assertThrows(NullPointerException.class, () -> s.plan(null, 0, 0));
+            assertThrows(NullPointerException.class, () -> s.loadPartition(MSB, LSB, null, 0));
+            RlMetaException truncated = assertThrows(RlMetaException.Truncated.class, () -> s.plan(new byte[] {1, 0}, 0, 2));
+            assertEquals(1, truncated.getErrorCode());
+            byte[] copy = SERDE.serialize(started(new Uuid(1, 1), 0, 9, 1));
+            assertThrows(RlMetaException.class, () -> s.plan(copy, 1, 3));
+            assertThrows(RlMetaException.class, () -> s.plan(copy, 1, 70000));
+            byte[] toStarted = SERDE.serialize(update(new Uuid(1, 1), RemoteLogSegmentState.COPY_SEGMENT_STARTED, 1, null));
+            assertThrows(RlMetaException.InvalidArgument.class, () -> s.plan(toStarted, 1, 2));
+            assertThrows(RlMetaException.NotFound.class, () -> s.plan(
+                    SERDE.serialize(update(new Uuid(1, 1), RemoteLogSegmentState.COPY_SEGMENT_FINISHED, 1, null)), 1, 2));
+        }
+        System.out.println("MetadataStore: not found, bad layouts, nulls, undecodable events, bad levels are typed");
+    }
+
+    @Test
+    void unloadForgetsAndCloseIsFinal() {
+        MetadataStore s = new MetadataStore();
+        new Batch().add(0, null, SERDE.serialize(started(new Uuid(9, 9), 0, 9, 1))).applyTo(s);
+        assertTrue(s.markInitialized(MSB, LSB, "orders", 0));
+        assertEquals(1, s.segments(MSB, LSB, 0).length);
+        s.unloadPartition(MSB, LSB, 0);
+        assertThrows(RlMetaException.NotFound.class, () -> s.segments(MSB, LSB, 0));
+        s.unloadPartition(MSB, LSB, 0);
+        s.loadPartition(MSB, LSB, "orders", 0);
+        s.markInitialized(MSB, LSB, "orders", 0);
+        assertEquals(0, s.segments(MSB, LSB, 0).length, "a partition loaded again starts empty");
+        s.close();
+        s.close();
+        assertThrows(IllegalStateException.class, () -> s.segments(MSB, LSB, 0));
+        assertThrows(IllegalStateException.class, () -> s.apply(new long[0], new byte[0], new int[0], new int[0]));
+        System.out.println("MetadataStore: unload forgets a partition; close is idempotent and final");
+    }
+}

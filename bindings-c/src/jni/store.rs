@@ -1,0 +1,541 @@
+//! JNI entry points of `dev.rlmeta.MetadataStore`: a replay store behind a `long` handle.
+//!
+//! The handle is a boxed `RwLock<Store>`: apply takes the write lock, queries the read lock, so
+//! the Java object may be used from many threads. The Java side guarantees the handle is live
+//! for the whole call (a read-write lock against `close`, and a reachability fence). No JNI call
+//! is made while the store's lock is held, and the lock is taken before the batch's bytes are
+//! pinned, so a thread waiting for the lock never holds up the garbage collector.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::RwLock;
+
+use jni::errors::Result as JniResult;
+use jni::objects::{
+    JByteArray, JClass, JIntArray, JLongArray, JObject, JObjectArray, JString, JValue,
+};
+use jni::sys::{jboolean, jint, jlong};
+use jni::{Env, EnvUnowned, jni_sig, jni_str};
+use rlmeta::cache::{SegmentMetadata, Store};
+use rlmeta::plan::current_segment_value;
+use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
+
+use super::{call, core, required, string, throw_core};
+use crate::error::panic_error;
+
+type Handle = RwLock<Store>;
+
+/// The store behind a handle (a live `Box<Handle>` pointer from `nativeNew`, or 0).
+fn handle<'a>(h: jlong) -> rlmeta::Result<&'a Handle> {
+    let p = h as usize as *const Handle;
+    if p.is_null() {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            "the MetadataStore is closed",
+        ));
+    }
+    // SAFETY: non-zero handles come from `Box::into_raw` in `nativeNew`, and the Java class
+    // keeps them alive (not yet freed) for the duration of every call.
+    Ok(unsafe { &*p })
+}
+
+fn poisoned() -> Error {
+    Error::new(
+        ErrorKind::Internal,
+        "the store is unusable after an earlier internal error",
+    )
+}
+
+/// Runs `f` on the store under its read lock, panics caught; a core error is thrown.
+fn read<T>(
+    env: &mut Env<'_>,
+    h: jlong,
+    f: impl FnOnce(&Store) -> rlmeta::Result<T>,
+) -> JniResult<T> {
+    core(env, || f(&*handle(h)?.read().map_err(|_| poisoned())?))
+}
+
+/// Runs `f` on the store under its write lock, panics caught; a core error is thrown.
+fn write<T>(
+    env: &mut Env<'_>,
+    h: jlong,
+    f: impl FnOnce(&mut Store) -> rlmeta::Result<T>,
+) -> JniResult<T> {
+    core(env, || {
+        f(&mut *handle(h)?.write().map_err(|_| poisoned())?)
+    })
+}
+
+fn partition(store: &Store, msb: jlong, lsb: jlong, p: jint) -> rlmeta::Result<TopicIdPartition> {
+    store.partition_of_id(Uuid::new(msb, lsb), p)
+}
+
+fn named(
+    env: &mut Env<'_>,
+    msb: jlong,
+    lsb: jlong,
+    topic: &JString<'_>,
+    p: jint,
+) -> JniResult<TopicIdPartition> {
+    Ok(TopicIdPartition {
+        topic_id: Uuid::new(msb, lsb),
+        topic: string(env, topic, "topic")?,
+        partition: p,
+    })
+}
+
+fn encoded(tp: &TopicIdPartition, m: Option<&SegmentMetadata>) -> rlmeta::Result<Option<Vec<u8>>> {
+    m.map(|m| current_segment_value(tp, m)).transpose()
+}
+
+fn as_jbytes(b: &[u8]) -> &[i8] {
+    // SAFETY: u8 and i8 have the same size, alignment and validity.
+    unsafe { std::slice::from_raw_parts(b.as_ptr().cast::<i8>(), b.len()) }
+}
+
+fn byte_array<'l>(env: &mut Env<'l>, b: Option<&[u8]>) -> JniResult<JByteArray<'l>> {
+    match b {
+        None => Ok(JByteArray::default()),
+        Some(b) => {
+            let a = JByteArray::new(env, b.len())?;
+            a.set_region(env, 0, as_jbytes(b))?;
+            Ok(a)
+        }
+    }
+}
+
+fn byte_arrays<'l>(
+    env: &mut Env<'l>,
+    items: &[Option<Vec<u8>>],
+) -> JniResult<JObjectArray<'l, JByteArray<'l>>> {
+    let array = JObjectArray::<JByteArray>::new(env, items.len(), JByteArray::default())?;
+    for (i, item) in items.iter().enumerate() {
+        let b = byte_array(env, item.as_deref())?;
+        array.set_element(env, i, &b)?;
+        env.delete_local_ref(b);
+    }
+    Ok(array)
+}
+
+fn segment_list<'l>(
+    env: &mut Env<'l>,
+    h: jlong,
+    list: impl for<'s> FnOnce(&'s Store, &TopicIdPartition) -> rlmeta::Result<Vec<&'s SegmentMetadata>>,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) -> JniResult<JObjectArray<'l, JByteArray<'l>>> {
+    let values = read(env, h, |s| {
+        let tp = partition(s, msb, lsb, p)?;
+        list(s, &tp)?
+            .into_iter()
+            .map(|m| current_segment_value(&tp, m).map(Some))
+            .collect::<rlmeta::Result<Vec<_>>>()
+    })?;
+    byte_arrays(env, &values)
+}
+
+/// A byte array pinned with `GetPrimitiveArrayCritical` (raw calls: jni's wrapper makes other
+/// JNI calls inside the critical region, which `-Xcheck:jni` reports). Between `new` and drop
+/// no JNI function may be called.
+struct Pinned {
+    env: *mut jni::sys::JNIEnv,
+    array: jni::sys::jarray,
+    ptr: *mut std::ffi::c_void,
+    len: usize,
+}
+
+impl Pinned {
+    /// `len` is the array's length; `None` (with an OutOfMemoryError pending) if it cannot be pinned.
+    fn new(env: &Env<'_>, array: &JByteArray<'_>, len: usize) -> Option<Pinned> {
+        let raw = env.get_raw();
+        let array = array.as_raw();
+        // SAFETY: a live env of this thread and a live local reference to a byte array.
+        let ptr =
+            unsafe { ((**raw).v1_2.GetPrimitiveArrayCritical)(raw, array, std::ptr::null_mut()) };
+        (!ptr.is_null() || len == 0).then_some(Pinned {
+            env: raw,
+            array,
+            ptr,
+            len,
+        })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        if self.ptr.is_null() {
+            return &[];
+        }
+        // SAFETY: the VM gives `len` bytes at `ptr` until the release in drop.
+        unsafe { std::slice::from_raw_parts(self.ptr.cast::<u8>(), self.len) }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            // SAFETY: pinned in `new` on this thread; JNI_ABORT: nothing to copy back.
+            unsafe {
+                ((**self.env).v1_2.ReleasePrimitiveArrayCritical)(
+                    self.env,
+                    self.array,
+                    self.ptr,
+                    jni::sys::JNI_ABORT,
+                )
+            };
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeNew<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> jlong {
+    call(env, |env| {
+        core(env, || {
+            Ok(Box::into_raw(Box::new(Handle::new(Store::new()))) as usize as jlong)
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeFree<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+) {
+    call(env, |env| {
+        core(env, || {
+            let p = h as usize as *mut Handle;
+            if !p.is_null() {
+                // SAFETY: from `Box::into_raw` in `nativeNew`; the Java class frees it once.
+                drop(unsafe { Box::from_raw(p) });
+            }
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeApply<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    offsets: JLongArray<'l>,
+    data: JByteArray<'l>,
+    key_lengths: JIntArray<'l>,
+    value_lengths: JIntArray<'l>,
+) -> JByteArray<'l> {
+    call(env, |env| {
+        required(env, &offsets, "offsets")?;
+        required(env, &data, "data")?;
+        required(env, &key_lengths, "keyLengths")?;
+        required(env, &value_lengths, "valueLengths")?;
+        let mut offs = vec![0; offsets.len(env)?];
+        offsets.get_region(env, 0, &mut offs)?;
+        let mut keys = vec![0; key_lengths.len(env)?];
+        key_lengths.get_region(env, 0, &mut keys)?;
+        let mut values = vec![0; value_lengths.len(env)?];
+        value_lengths.get_region(env, 0, &mut values)?;
+        let mut out = vec![0u8; offs.len()];
+        let len = data.len(env)?;
+        let result = {
+            let store = match handle(h).and_then(|s| s.write().map_err(|_| poisoned())) {
+                Ok(s) => s,
+                Err(e) => return Err(throw_core(env, &e)),
+            };
+            let Some(pinned) = Pinned::new(env, &data, len) else {
+                drop(store);
+                return Err(jni::errors::Error::JavaException);
+            };
+            let bytes = pinned.bytes();
+            let mut store = store;
+            catch_unwind(AssertUnwindSafe(|| {
+                store.apply_packed(&offs, bytes, &keys, &values, &mut out)
+            }))
+            .unwrap_or_else(|p| Err(panic_error(p)))
+        };
+        if let Err(e) = result {
+            return Err(throw_core(env, &e));
+        }
+        byte_array(env, Some(&out))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeLoadPartition<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    topic: JString<'l>,
+    p: jint,
+) {
+    call(env, |env| {
+        let tp = named(env, msb, lsb, &topic, p)?;
+        write(env, h, |s| {
+            s.load_partition(&tp);
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeMarkInitialized<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    topic: JString<'l>,
+    p: jint,
+) -> jboolean {
+    call(env, |env| {
+        let tp = named(env, msb, lsb, &topic, p)?;
+        write(env, h, |s| Ok(s.mark_initialized(&tp)))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeIsInitialized<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) -> jboolean {
+    call(env, |env| {
+        read(env, h, |s| {
+            Ok(s.partition_by_id(Uuid::new(msb, lsb), p)
+                .and_then(|tp| s.partition_cache(tp))
+                .is_some_and(|c| c.is_initialized()))
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeUnloadPartition<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) {
+    call(env, |env| {
+        write(env, h, |s| {
+            if let Some(tp) = s.partition_by_id(Uuid::new(msb, lsb), p).cloned() {
+                s.unload_partition(&tp);
+            }
+            Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeSegmentFor<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+    epoch: jint,
+    offset: jlong,
+) -> JByteArray<'l> {
+    call(env, |env| {
+        let v = read(env, h, |s| {
+            let tp = partition(s, msb, lsb, p)?;
+            encoded(&tp, s.segment_for(&tp, epoch, offset)?)
+        })?;
+        byte_array(env, v.as_deref())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeHighestOffsetForEpoch<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+    epoch: jint,
+) -> jlong {
+    call(env, |env| {
+        read(env, h, |s| {
+            let tp = partition(s, msb, lsb, p)?;
+            Ok(s.highest_offset_for_epoch(&tp, epoch)?.unwrap_or(i64::MIN))
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeSegments<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) -> JObjectArray<'l, JByteArray<'l>> {
+    call(env, |env| {
+        segment_list(env, h, |s, tp| s.segments(tp), msb, lsb, p)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeSegmentsForEpoch<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+    epoch: jint,
+) -> JObjectArray<'l, JByteArray<'l>> {
+    call(env, |env| {
+        segment_list(env, h, |s, tp| s.segments_for_epoch(tp, epoch), msb, lsb, p)
+    })
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeNextSegmentWithTxnIndex<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+    epoch: jint,
+    offset: jlong,
+) -> JByteArray<'l> {
+    call(env, |env| {
+        let v = read(env, h, |s| {
+            let tp = partition(s, msb, lsb, p)?;
+            encoded(&tp, s.next_segment_with_txn_index(&tp, epoch, offset)?)
+        })?;
+        byte_array(env, v.as_deref())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeRemoteLogSize<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+    epoch: jint,
+) -> jlong {
+    call(env, |env| {
+        read(env, h, |s| {
+            s.remote_log_size(&partition(s, msb, lsb, p)?, epoch)
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePartitionDeleteState<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) -> jint {
+    call(env, |env| {
+        read(env, h, |s| {
+            let state = s
+                .partition_by_id(Uuid::new(msb, lsb), p)
+                .and_then(|tp| s.partition_delete_state(tp));
+            Ok(state.map_or(-1, |st| jint::from(st.id())))
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeSegmentState<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+    id_msb: jlong,
+    id_lsb: jlong,
+) -> JByteArray<'l> {
+    call(env, |env| {
+        let state = read(env, h, |s| {
+            s.segment_state(&partition(s, msb, lsb, p)?, Uuid::new(id_msb, id_lsb))
+        })?;
+        byte_array(
+            env,
+            state.map(|st| [st.id() as u8]).as_ref().map(|b| &b[..]),
+        )
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePlan<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    event: JByteArray<'l>,
+    broker_leader_epoch: jint,
+    level: jint,
+) -> JObject<'l> {
+    call(env, |env| {
+        required(env, &event, "event")?;
+        let event = env.convert_byte_array(&event)?;
+        let planned = read(env, h, |s| {
+            let level = i16::try_from(level).map_err(|_| {
+                Error::field(
+                    ErrorKind::InvalidArgument,
+                    "level",
+                    format!("no feature level {level}"),
+                )
+            })?;
+            s.plan_value(&event, broker_leader_epoch, level)
+        })?;
+        let keys: Vec<Option<Vec<u8>>> = planned
+            .iter()
+            .map(|r| Some(r.key.format().into_bytes()))
+            .collect();
+        let values: Vec<Option<Vec<u8>>> = planned.into_iter().map(|r| r.value).collect();
+        let keys = byte_arrays(env, &keys)?;
+        let values = byte_arrays(env, &values)?;
+        env.new_object(
+            jni_str!("dev/rlmeta/PlannedRecords"),
+            jni_sig!("([[B[[B)V"),
+            &[JValue::Object(&keys), JValue::Object(&values)],
+        )
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeDumpJson<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+) -> JString<'l> {
+    call(env, |env| {
+        let text = read(env, h, |s| Ok(s.dump_json().to_string()))?;
+        JString::from_str(env, text)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_Outcome_nativeFatalToKafka<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    code: jint,
+) -> jboolean {
+    call(env, |_| {
+        Ok(u8::try_from(code).is_ok_and(rlmeta::host::fatal_to_kafka))
+    })
+}

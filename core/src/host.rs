@@ -1,0 +1,436 @@
+//! The store as a host across a language boundary uses it: one byte per replayed record, a
+//! whole poll batch in one call, partitions named by topic id alone, and a diagnostic dump.
+//!
+//! Owns: the outcome code table (every binding exposes the same numbers), the packed layout of
+//! an apply batch and its checks, and the dump's JSON shape. Never: I/O, threads, time, or any
+//! rule of the store itself (it only calls [`Store`]'s public methods).
+
+use serde_json::{Value as Json, json};
+
+use crate::cache::{Applied, Dropped, Skip, Store};
+use crate::error::{Error, ErrorKind, Result};
+use crate::feature::MetadataLevel;
+use crate::json::to_hex;
+use crate::model::{PartitionDeleteState, TopicIdPartition, Uuid};
+
+/// The outcome codes of [`Applied::outcome_code`]. The numbers never change.
+pub mod outcome {
+    /// Kafka's cache applied the record.
+    pub const APPLIED: u8 = 0;
+    /// An update whose segment record is missing, kept as an orphan.
+    pub const ORPHANED: u8 = 1;
+    /// Applied, but the key does not belong to the value.
+    pub const APPLIED_WITH_BAD_KEY: u8 = 2;
+    /// A null value (a KIP-1266 tombstone).
+    pub const TOMBSTONE: u8 = 3;
+    /// A value that does not decode or that Kafka's object checks refuse.
+    pub const UNDECODABLE: u8 = 4;
+    /// A snapshot record (api key 3).
+    pub const SNAPSHOT_RECORD: u8 = 5;
+    /// A key that is neither null nor a KIP-1266 key of the value.
+    pub const BAD_KEY: u8 = 6;
+    /// Kafka's cache logged and dropped the event (an illegal state transition).
+    pub const DROPPED: u8 = 7;
+    /// The user partition was deleted by DELETE_PARTITION_FINISHED.
+    pub const PARTITION_DELETED: u8 = 8;
+    /// Not after the last record applied for its user partition (a re-delivery).
+    pub const ALREADY_APPLIED: u8 = 9;
+    /// The level record, carrying level 0.
+    pub const LEVEL_0: u8 = 10;
+    /// The level record, carrying level 1.
+    pub const LEVEL_1: u8 = 11;
+    /// The level record, carrying level 2.
+    pub const LEVEL_2: u8 = 12;
+    /// The level record, carrying no valid level.
+    pub const LEVEL_INVALID: u8 = 13;
+    /// Kafka's cache throws on the event (an update to COPY_SEGMENT_STARTED, a segment record
+    /// in another state), which stops a stock broker's consumer; nothing applied.
+    pub const REJECTED: u8 = 14;
+    /// The highest code.
+    pub const MAX: u8 = REJECTED;
+}
+
+/// Whether a record with this outcome code would have stopped the metadata consumer of a
+/// broker that predates KIP-1266 (agrees with [`Skip::fatal_to_kafka`]). False for unknown codes.
+pub fn fatal_to_kafka(code: u8) -> bool {
+    use outcome::*;
+    matches!(
+        code,
+        TOMBSTONE
+            | UNDECODABLE
+            | SNAPSHOT_RECORD
+            | PARTITION_DELETED
+            | LEVEL_0
+            | LEVEL_1
+            | LEVEL_2
+            | LEVEL_INVALID
+            | REJECTED
+    )
+}
+
+impl Applied {
+    /// This outcome's code in [`outcome`].
+    pub fn outcome_code(&self) -> u8 {
+        match self {
+            Applied::Applied => outcome::APPLIED,
+            Applied::Orphaned => outcome::ORPHANED,
+            Applied::AppliedWithBadKey(_) => outcome::APPLIED_WITH_BAD_KEY,
+            Applied::Skipped(s) => match s {
+                Skip::Tombstone { .. } => outcome::TOMBSTONE,
+                Skip::Undecodable(_) => outcome::UNDECODABLE,
+                Skip::SnapshotRecord => outcome::SNAPSHOT_RECORD,
+                Skip::LevelRecord(Ok(MetadataLevel::V0)) => outcome::LEVEL_0,
+                Skip::LevelRecord(Ok(MetadataLevel::V1)) => outcome::LEVEL_1,
+                Skip::LevelRecord(Ok(MetadataLevel::V2)) => outcome::LEVEL_2,
+                Skip::LevelRecord(Err(_)) => outcome::LEVEL_INVALID,
+                Skip::BadKey { .. } => outcome::BAD_KEY,
+                Skip::Dropped {
+                    reason: Dropped::StartedUpdate { .. } | Dropped::NotStarted { .. },
+                    ..
+                } => outcome::REJECTED,
+                Skip::Dropped { .. } => outcome::DROPPED,
+                Skip::PartitionDeleted { .. } => outcome::PARTITION_DELETED,
+                Skip::AlreadyApplied { .. } => outcome::ALREADY_APPLIED,
+            },
+        }
+    }
+}
+
+/// A length of the packed batch layout: -1 for null, else a byte count.
+fn part(len: i32, i: usize, what: &str) -> Result<Option<usize>> {
+    match len {
+        -1 => Ok(None),
+        n => usize::try_from(n).map(Some).map_err(|_| {
+            Error::field(
+                ErrorKind::InvalidArgument,
+                what,
+                format!("record #{i}: length {n} is neither -1 (null) nor a byte count"),
+            )
+        }),
+    }
+}
+
+impl Store {
+    /// Replays a batch of records packed as a host passes them: `data` holds each record's key
+    /// bytes then its value bytes, records back to back; `key_lengths[i]` / `value_lengths[i]`
+    /// are -1 for a null key / value. Writes one [`outcome`] code per record into `outcomes`.
+    /// A layout that does not add up is refused before any record is applied.
+    pub fn apply_packed(
+        &mut self,
+        offsets: &[i64],
+        data: &[u8],
+        key_lengths: &[i32],
+        value_lengths: &[i32],
+        outcomes: &mut [u8],
+    ) -> Result<()> {
+        let n = offsets.len();
+        if key_lengths.len() != n || value_lengths.len() != n || outcomes.len() != n {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "{n} offsets but {} key lengths, {} value lengths and {} outcome slots",
+                    key_lengths.len(),
+                    value_lengths.len(),
+                    outcomes.len()
+                ),
+            ));
+        }
+        let mut total = 0usize;
+        for i in 0..n {
+            let k = part(key_lengths[i], i, "keyLengths")?.unwrap_or(0);
+            let v = part(value_lengths[i], i, "valueLengths")?.unwrap_or(0);
+            total = total.saturating_add(k).saturating_add(v);
+        }
+        if total != data.len() {
+            return Err(Error::field(
+                ErrorKind::InvalidArgument,
+                "data",
+                format!(
+                    "the lengths add up to {total} bytes but data holds {}",
+                    data.len()
+                ),
+            ));
+        }
+        let mut at = 0usize;
+        let mut take = |len: Option<usize>| {
+            len.map(|len| {
+                let s = &data[at..at + len];
+                at += len;
+                s
+            })
+        };
+        for i in 0..n {
+            // Checked above: every length is -1 or a count, and they add up to data.len().
+            let key = take(usize::try_from(key_lengths[i]).ok());
+            let value = take(usize::try_from(value_lengths[i]).ok());
+            outcomes[i] = self.apply(offsets[i], key, value).outcome_code();
+        }
+        Ok(())
+    }
+
+    /// The user partition under a topic id and partition number, or Kafka's not-found error.
+    pub fn partition_of_id(&self, topic_id: Uuid, partition: i32) -> Result<TopicIdPartition> {
+        self.partition_by_id(topic_id, partition)
+            .cloned()
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::NotFound,
+                    format!("no resource found for partition: {topic_id}:{partition}"),
+                )
+            })
+    }
+
+    /// Kafka's `remoteLogSize(tp, epoch)`: the sizes of the segments listed for the epoch.
+    pub fn remote_log_size(&self, tp: &TopicIdPartition, epoch: i32) -> Result<i64> {
+        Ok(self
+            .segments_for_epoch(tp, epoch)?
+            .iter()
+            .map(|m| i64::from(m.segment_size_in_bytes))
+            .sum())
+    }
+
+    /// The partition's delete state: the latest event while it is held, DELETE_PARTITION_FINISHED
+    /// once deleted, `None` when no delete was ever recorded (or the partition is unknown).
+    pub fn partition_delete_state(&self, tp: &TopicIdPartition) -> Option<PartitionDeleteState> {
+        if let Some(d) = self.partition_delete(tp) {
+            return Some(d.state);
+        }
+        match self.slot(tp) {
+            Some(s) if s.cache.is_none() => Some(PartitionDeleteState::DeletePartitionFinished),
+            _ => None,
+        }
+    }
+
+    /// Everything the store holds, for people and tests: each user partition still held with
+    /// its initialization, delete state, segments (latest state, by start offset) and orphans.
+    pub fn dump_json(&self) -> Json {
+        let partitions: Vec<Json> = self
+            .partitions()
+            .into_iter()
+            .map(|tp| {
+                let cache = self.partition_cache(tp);
+                let segments: Vec<Json> = cache
+                    .map(|c| c.segments())
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|m| {
+                        json!({
+                            "id": m.id.to_string(),
+                            "state": m.state.id(),
+                            "startOffset": m.start_offset,
+                            "endOffset": m.end_offset,
+                            "brokerId": m.broker_id,
+                            "maxTimestampMs": m.max_timestamp_ms,
+                            "eventTimestampMs": m.event_timestamp_ms,
+                            "segmentLeaderEpochs": m.leader_epochs.iter()
+                                .map(|(e, o)| json!({"leaderEpoch": e, "offset": o}))
+                                .collect::<Vec<_>>(),
+                            "segmentSizeInBytes": m.segment_size_in_bytes,
+                            "customMetadata": m.custom_metadata.as_deref().map(to_hex),
+                            "txnIndexEmpty": m.txn_index_empty,
+                            "brokerLeaderEpoch": m.broker_leader_epoch,
+                        })
+                    })
+                    .collect();
+                let orphans: Vec<Json> = self
+                    .orphans(tp)
+                    .into_iter()
+                    .map(|o| {
+                        json!({
+                            "segmentId": o.segment_id.to_string(),
+                            "state": o.state.id(),
+                            "endOffset": o.end_offset,
+                            "brokerLeaderEpoch": o.broker_leader_epoch,
+                            "key": o.key,
+                            "offset": o.offset,
+                        })
+                    })
+                    .collect();
+                json!({
+                    "topicIdPartition": {"id": tp.topic_id.to_string(), "name": tp.topic, "partition": tp.partition},
+                    "initialized": cache.is_some_and(|c| c.is_initialized()),
+                    "deleteState": self.partition_delete_state(tp).map(|s| s.id()),
+                    "segments": segments,
+                    "orphans": orphans,
+                })
+            })
+            .collect();
+        json!({ "partitions": partitions })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    fn tp() -> TopicIdPartition {
+        TopicIdPartition {
+            topic_id: Uuid::new(1, 2),
+            topic: "t".into(),
+            partition: 0,
+        }
+    }
+
+    #[test]
+    fn every_code_is_distinct_and_agrees_with_skip_fatal_to_kafka() {
+        let id = Uuid::new(3, 4);
+        let err = || Error::new(ErrorKind::Truncated, "x");
+        let skips = [
+            Skip::Tombstone { key: None },
+            Skip::Undecodable(err()),
+            Skip::SnapshotRecord,
+            Skip::LevelRecord(Ok(MetadataLevel::V0)),
+            Skip::LevelRecord(Ok(MetadataLevel::V1)),
+            Skip::LevelRecord(Ok(MetadataLevel::V2)),
+            Skip::LevelRecord(Err(err())),
+            Skip::BadKey {
+                key: "k".into(),
+                why: "w".into(),
+            },
+            Skip::Dropped {
+                partition: tp(),
+                reason: Dropped::InvalidTransition {
+                    id,
+                    from: None,
+                    to: crate::model::SegmentState::CopySegmentFinished,
+                },
+            },
+            Skip::Dropped {
+                partition: tp(),
+                reason: Dropped::StartedUpdate { id },
+            },
+            Skip::PartitionDeleted { partition: tp() },
+            Skip::AlreadyApplied {
+                partition: tp(),
+                last: 1,
+            },
+        ];
+        for s in &skips {
+            let code = Applied::Skipped(s.clone()).outcome_code();
+            assert_eq!(fatal_to_kafka(code), s.fatal_to_kafka(), "{s:?} -> {code}");
+        }
+        let mut codes: Vec<u8> = skips
+            .iter()
+            .map(|s| Applied::Skipped(s.clone()).outcome_code())
+            .chain([
+                Applied::Applied.outcome_code(),
+                Applied::Orphaned.outcome_code(),
+                Applied::AppliedWithBadKey(skips[7].clone()).outcome_code(),
+            ])
+            .collect();
+        codes.sort();
+        assert_eq!(codes, (0..=outcome::MAX).collect::<Vec<_>>());
+        assert!(!fatal_to_kafka(outcome::MAX + 1));
+    }
+
+    #[test]
+    fn a_packed_batch_is_checked_before_anything_applies() {
+        let mut store = Store::new();
+        let mut out = [9u8; 2];
+        // A tombstone (key, no value) and a level record.
+        let data = b"kremote.log.metadata.version2";
+        let keys = [1, 27];
+        let ok = store.apply_packed(&[0, 1], data, &keys, &[-1, 1], &mut out);
+        assert!(ok.is_ok(), "{ok:?}");
+        assert_eq!(out, [outcome::TOMBSTONE, outcome::LEVEL_2]);
+        let short = store.apply_packed(&[2, 3], data, &keys, &[-1, 2], &mut out);
+        assert_eq!(short.map_err(|e| e.kind()), Err(ErrorKind::InvalidArgument));
+        let negative = store.apply_packed(&[2, 3], data, &[1, -2], &[-1, 29], &mut out);
+        assert_eq!(
+            negative.map_err(|e| e.field_name().map(str::to_owned)),
+            Err(Some("keyLengths".into()))
+        );
+        let counts = store.apply_packed(&[2], data, &keys, &[-1, 1], &mut out);
+        assert_eq!(
+            counts.map_err(|e| e.kind()),
+            Err(ErrorKind::InvalidArgument)
+        );
+    }
+
+    #[test]
+    fn unknown_partitions_are_not_found() {
+        let store = Store::new();
+        let e = store.partition_of_id(Uuid::new(1, 2), 0).err();
+        assert_eq!(e.map(|e| e.kind()), Some(ErrorKind::NotFound));
+        assert_eq!(store.partition_delete_state(&tp()), None);
+        assert_eq!(store.dump_json(), json!({"partitions": []}));
+    }
+
+    #[test]
+    fn a_serde_event_plans_as_its_json_twin_and_the_store_gives_back_its_current_value() {
+        use crate::plan::Event;
+        let script = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/plans/lifecycle.json"
+        ))
+        .unwrap_or_default();
+        let doc = crate::json::parse(&script).unwrap_or(Json::Null);
+        let events = &doc["cases"][0]["events"];
+        let copy = crate::json::event_from_json(&events[0]).ok();
+        let Some(Event::CopyStarted { partition, segment }) = copy.clone() else {
+            panic!("the first event of lifecycle.json is a copy start: {copy:?}");
+        };
+        let mut store = Store::new();
+        let planned = store
+            .plan(
+                &Event::CopyStarted {
+                    partition: partition.clone(),
+                    segment: segment.clone(),
+                },
+                MetadataLevel::V0,
+            )
+            .unwrap_or_default();
+        let started = planned[0].value.clone().unwrap_or_default();
+        let back = crate::record::decode_value(&started)
+            .and_then(|v| Event::from_value(&v, segment.broker_leader_epoch));
+        assert_eq!(back.ok(), copy);
+        let via_value = store
+            .plan_value(&started, segment.broker_leader_epoch, 0)
+            .unwrap_or_default();
+        assert_eq!(via_value, planned);
+        store.apply(0, Some(planned[0].key.format().as_bytes()), Some(&started));
+        store.mark_initialized(&partition);
+        // A copy in progress is listed, but not found by offset (Kafka's rule).
+        assert_eq!(store.segment_for(&partition, 5, 0).ok(), Some(None));
+        let m = store
+            .segments(&partition)
+            .ok()
+            .and_then(|l| l.first().copied().cloned());
+        let current = m.map(|m| crate::plan::current_segment_value(&partition, &m));
+        assert_eq!(current.and_then(|c| c.ok()), Some(started.clone()));
+        // COPY_SEGMENT_FINISHED, from its serde form: the current value carries the new state.
+        let finished = crate::json::event_from_json(&events[1]).unwrap_or(copy.clone().unwrap_or(
+            Event::CopyFinished(crate::plan::SegmentEvent {
+                partition: partition.clone(),
+                segment_id: Uuid::ZERO,
+                broker_id: 0,
+                event_timestamp_ms: 0,
+                custom_metadata: None,
+                broker_leader_epoch: 0,
+            }),
+        ));
+        let records = store.plan(&finished, MetadataLevel::V0).unwrap_or_default();
+        let update = records[0].value.clone().unwrap_or_default();
+        let back = crate::record::decode_value(&update).and_then(|v| Event::from_value(&v, 5));
+        assert_eq!(back.ok(), Some(finished));
+        store.apply(1, Some(records[0].key.format().as_bytes()), Some(&update));
+        let m = store.segment_for(&partition, 5, 0).ok().flatten().cloned();
+        let current = m
+            .and_then(|m| crate::plan::current_segment_value(&partition, &m).ok())
+            .unwrap_or_default();
+        let v = crate::record::decode_value(&current).ok();
+        assert!(
+            matches!(v.as_ref().map(|v| &v.record), Some(crate::record::Record::Segment(r)) if r.remote_log_segment_state == 1 && r.event_timestamp_ms == 1700000000002),
+            "{v:?}"
+        );
+        assert_eq!(
+            store.partition_of_id(partition.topic_id, 0).ok(),
+            Some(partition.clone())
+        );
+        let dump = store.dump_json();
+        assert_eq!(dump["partitions"][0]["segments"][0]["state"], json!(1));
+        store.unload_partition(&partition);
+        assert!(store.partition_by_id(partition.topic_id, 0).is_none());
+    }
+}
