@@ -95,6 +95,7 @@ public final class KafkaCluster implements AutoCloseable {
     public Path work() { return work; }
     public Path remoteDir() { return remoteDir; }
     public Path dataDir(int id) { return work.resolve("node-" + id).resolve("data"); }
+    public Path dumpFile(int id) { return work.resolve("node-" + id).resolve("rlmm-dump.json"); }
     public Path logFile(int id) { return work.resolve("node-" + id).resolve("server.log"); }
     public List<Integer> brokerIds() { return new ArrayList<>(brokerPorts.keySet()); }
     public Rlmm rlmm(int id) { return rlmms.get(id); }
@@ -183,6 +184,9 @@ public final class KafkaCluster implements AutoCloseable {
             }
             case PLUGIN_LIBS -> c.put("remote.log.metadata.manager.class.name", PLUGIN_CLASS);
         }
+        if (rlmms.get(id) != Rlmm.STOCK) {
+            c.put("rlmm.config.rlmeta.dump.path", dumpFile(id).toString());
+        }
         c.putAll(extraBrokerConfig);
         return c;
     }
@@ -258,6 +262,11 @@ public final class KafkaCluster implements AutoCloseable {
 
     /** Formats every node, starts the controller and every broker, and waits until all are started. */
     public KafkaCluster start() throws Exception {
+        return start(brokerIds());
+    }
+
+    /** Formats every node, starts the controller and the given brokers (the others: restartBroker). */
+    public KafkaCluster start(List<Integer> initial) throws Exception {
         long t0 = System.nanoTime();
         List<Process> formats = new ArrayList<>();
         Path c0 = writeConfig(0, controllerConfig());
@@ -275,10 +284,10 @@ public final class KafkaCluster implements AutoCloseable {
             }
         }
         startNode(0);
-        for (int id : brokerIds()) {
+        for (int id : initial) {
             startNode(id);
         }
-        for (int id : brokerIds()) {
+        for (int id : initial) {
             awaitStarted(id);
         }
         log("cluster %s started: controller 127.0.0.1:%d, brokers %s (%s) in %d s", clusterId, controllerPort,
