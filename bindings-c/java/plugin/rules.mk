@@ -1,0 +1,42 @@
+# The broker plugin and its tests against real Kafka 4.4.0 (included by the top Makefile).
+#   plugin              build/rlmeta-kafka-plugin.jar: dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager,
+#                       rlmeta's Java library and the release native library in one jar (Kafka not bundled)
+#   plugin-test         JUnit: the plugin driven through Kafka's RLMM interface against a real broker
+#   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/)
+#   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
+PLUGIN_DIR      := bindings-c/java/plugin
+PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
+CLUSTER_DIR     := tests/cluster
+CLUSTER_REPORTS := $(CLUSTER_DIR)/target/surefire-reports
+
+.PHONY: plugin plugin-test cluster-test cluster-stock-test
+
+plugin: | $(BUILD)
+	@$(CARGO) build -q --release -p rlmeta-c
+	@cd $(PLUGIN_DIR) && mvn -q -B -Dstyle.color=never package -Drlmeta.native.dir=$(CURDIR)/target/release \
+	  >$(CURDIR)/$(BUILD)/plugin-build.log 2>&1 || { cat $(CURDIR)/$(BUILD)/plugin-build.log; echo "FAILED: plugin"; exit 1; }
+	@cp $(PLUGIN_DIR)/target/rlmeta-kafka-plugin-0.1.0.jar $(PLUGIN_JAR)
+	@! unzip -l $(PLUGIN_JAR) | grep -q ' org/apache/kafka/' || { echo "FAILED: $(PLUGIN_JAR) bundles Kafka classes"; exit 1; }
+	@unzip -l $(PLUGIN_JAR) | grep -q 'dev/rlmeta/native/linux-x86_64/librlmeta_c-' || { echo "FAILED: no native library in $(PLUGIN_JAR)"; exit 1; }
+	@echo "plugin: $(PLUGIN_JAR) ($$(du -k $(PLUGIN_JAR) | cut -f1) KiB, native library inside, no Kafka classes)"
+
+# $(call cluster_run,<test pattern>,<label>,<plugin jar or empty>)
+define cluster_run
+	@rm -rf $(CLUSTER_REPORTS)
+	@$(CLUSTER_DIR)/run.sh '$(1)' $(3) >$(BUILD)/$(2).log 2>&1 \
+	  || { tail -n 80 $(BUILD)/$(2).log; echo "FAILED: $(2) (log $(BUILD)/$(2).log, broker logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; }
+	@grep '^\[' $(BUILD)/$(2).log | grep -v '^\[INFO\]\|^\[WARNING\]\|^\[ERROR\]' || true
+	@awk -F'[:,] *' '/^Tests run:/ { run += $$2; fail += $$4 + $$6; skip += $$8 } \
+	  END { printf "$(2): %d passed, %d failed, %d skipped\n", run - fail - skip, fail, skip }' $(CLUSTER_REPORTS)/*.txt
+endef
+
+plugin-test: plugin
+	$(call cluster_run,PluginApiTest,plugin-test,$(PLUGIN_JAR))
+
+cluster-test: plugin
+	$(call cluster_run,PluginClusterTest,cluster-test,$(PLUGIN_JAR))
+
+cluster-stock-test: plugin
+	$(call cluster_run,StockClusterTest,cluster-stock-test,$(PLUGIN_JAR))
+
+BINDING_TESTS += plugin-test

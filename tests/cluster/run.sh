@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs JUnit tests of this module against real Kafka 4.4.0 clusters that the tests start
+# (KafkaCluster: a controller + N brokers on 127.0.0.1, free ports, tiered storage with the file
+# RSM of tests/e2e). Whatever process a test started and did not stop is killed on exit (the
+# pid file), so no broker outlives the run.
+#
+# Usage: tests/cluster/run.sh TEST_PATTERN [PLUGIN_JAR]     (TEST_PATTERN as surefire's -Dtest)
+# Env:   RLMETA_CLUSTER_TIMEOUT overall limit in seconds (default 900)
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+PATTERN="${1:?usage: run.sh TEST_PATTERN [PLUGIN_JAR]}"
+PLUGIN_JAR="${2:-}"
+LIMIT="${RLMETA_CLUSTER_TIMEOUT:-900}"
+E2E="$HERE/../e2e"
+RSM_JAR="$E2E/target/rlmeta-e2e-0.1.0.jar"
+PIDS="$HERE/target/cluster-pids.txt"
+mkdir -p "$HERE/target"
+: >"$PIDS"
+
+cleanup() {
+  local rc=$? pid
+  trap - EXIT INT TERM
+  while read -r pid; do
+    [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null && echo "[cluster] killed leftover process $pid" || true
+  done <"$PIDS"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ ! -s "$RSM_JAR" ] || [ -n "$(find "$E2E/src" -newer "$RSM_JAR" -type f -print -quit)" ]; then
+  timeout 600 mvn -q -B -f "$E2E/pom.xml" package >"$HERE/target/rsm-build.log" 2>&1 \
+    || { cat "$HERE/target/rsm-build.log"; echo "FAILED: building the file RSM"; exit 1; }
+fi
+rm -rf "$HERE/target/cluster-work"
+args=(-q -B -Dstyle.color=never -f "$HERE/pom.xml" test "-Dtest=$PATTERN" "-Drlmeta.rsm.jar=$RSM_JAR")
+[ -n "$PLUGIN_JAR" ] && args+=("-Drlmeta.plugin.jar=$(cd "$(dirname "$PLUGIN_JAR")" && pwd)/$(basename "$PLUGIN_JAR")")
+timeout -k 10 "$LIMIT" mvn "${args[@]}"

@@ -1,0 +1,445 @@
+package dev.rlmeta.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import com.fasterxml.jackson.databind.JsonNode;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import dev.rlmeta.RlMeta;
+import dev.rlmeta.cluster.KafkaCluster.Rlmm;
+import dev.rlmeta.cluster.MetaTopic.Rec;
+
+/**
+ * The cluster scenarios of the plugin: one real KRaft Kafka 4.4.0 cluster (a controller and 3
+ * brokers; brokers 1 and 2 load the plugin by remote.log.metadata.manager.class.path, broker 3
+ * from its own class path as a jar in libs/ is), started once; scenarios run in order on it.
+ * Each prints what it checked.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class PluginClusterTest {
+    static KafkaCluster c;
+    static Admin admin;
+    static final Duration TIER_WAIT = Duration.ofSeconds(120);
+    static int plugARecords;
+
+    @BeforeAll
+    static void start() throws Exception {
+        c = new KafkaCluster("plugin", 3,
+                Map.of(1, Rlmm.PLUGIN_CLASS_PATH, 2, Rlmm.PLUGIN_CLASS_PATH, 3, Rlmm.PLUGIN_LIBS), Map.of()).start();
+        admin = c.admin();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (admin != null) {
+            admin.close();
+        }
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    static void say(String fmt, Object... args) {
+        System.out.printf("[scenario] " + fmt + "%n", args);
+    }
+
+    static Map<String, String> topicConfig(String topic) throws Exception {
+        Config cfg = admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, topic))).all()
+                .get(30, TimeUnit.SECONDS).values().iterator().next();
+        Map<String, String> out = new HashMap<>();
+        for (ConfigEntry e : cfg.entries()) {
+            out.put(e.name(), e.value());
+        }
+        return out;
+    }
+
+    static void alter(String topic, Map<String, String> set) throws Exception {
+        List<AlterConfigOp> ops = set.entrySet().stream()
+                .map(e -> new AlterConfigOp(new ConfigEntry(e.getKey(), e.getValue()), AlterConfigOp.OpType.SET)).toList();
+        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), ops)).all()
+                .get(30, TimeUnit.SECONDS);
+    }
+
+    static JsonNode dump(int broker) {
+        try {
+            return MetaTopic.json(Files.readString(c.dumpFile(broker)));
+        } catch (java.io.IOException e) {
+            throw new AssertionError("broker " + broker + " wrote no dump at " + c.dumpFile(broker));
+        }
+    }
+
+    static long counter(int broker, String name) {
+        JsonNode n = dump(broker).get("counters").get(name);
+        return n == null ? 0 : n.asLong();
+    }
+
+    static int leaderEpoch(String topic, int partition) throws Exception {
+        TopicPartition tp = new TopicPartition(topic, partition);
+        return admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(30, TimeUnit.SECONDS)
+                .leaderEpoch().orElseThrow();
+    }
+
+    static int leader(String topic, int partition) throws Exception {
+        return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic)
+                .partitions().get(partition).leader().id();
+    }
+
+    static List<Rec> recordsOf(Uuid topicId) {
+        return MetaTopic.read(c.bootstrap()).stream().filter(r -> r.isFor(topicId.toString())).toList();
+    }
+
+    /** The journal's segment ids of a kind (COPY/DELETE) for a topic. */
+    static Set<String> journalSegments(String kind, String topic) {
+        return c.journal().stream().filter(l -> l.startsWith(kind + " ") && l.contains(":" + topic + "-"))
+                .map(l -> l.split(" ")[2]).collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    /** Remote segment directories of a topic's partitions that exist now. */
+    static Set<String> remoteSegmentDirs(String topic) throws java.io.IOException {
+        Set<String> out = new TreeSet<>();
+        try (Stream<Path> parts = Files.list(c.remoteDir())) {
+            for (Path p : parts.filter(Files::isDirectory).filter(p -> p.getFileName().toString().startsWith(topic + "-")).toList()) {
+                try (Stream<Path> segs = Files.list(p)) {
+                    segs.filter(Files::isDirectory).map(s -> s.getFileName().toString())
+                            .filter(n -> !n.endsWith(".tmp")).forEach(out::add);
+                }
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ scenarios
+
+    @Test
+    @Order(1)
+    void pluginLoadsByClassPathAndLibsAndCreatesACompactedLevelTwoTopic() throws Exception {
+        for (int b : c.brokerIds()) {
+            KafkaCluster.await("broker " + b + " plugin initialized", Duration.ofSeconds(60),
+                    () -> !c.logLines(b, "rlmeta RLMM initialized on broker " + b).isEmpty());
+        }
+        String childFirst = "loaded by org.apache.kafka.common.utils.internals.ChildFirstClassLoader";
+        assertFalse(c.logLines(1, childFirst).isEmpty(), "broker 1 did not load the plugin by class.path");
+        assertFalse(c.logLines(2, childFirst).isEmpty(), "broker 2 did not load the plugin by class.path");
+        assertFalse(c.logLines(3, "loaded by jdk.internal.loader.ClassLoaders$AppClassLoader").isEmpty(),
+                "broker 3 did not load the plugin from its own class path (libs/)");
+        assertEquals("compact", topicConfig(MetaTopic.NAME).get("cleanup.policy"));
+        Map<Integer, List<String>> levels = new TreeMap<>();
+        for (Rec r : MetaTopic.read(c.bootstrap())) {
+            if (r.levelRecord()) {
+                levels.computeIfAbsent(r.partition(), k -> new ArrayList<>()).add(new String(r.value(), StandardCharsets.US_ASCII));
+            }
+        }
+        assertEquals(Map.of(0, List.of("2"), 1, List.of("2"), 2, List.of("2")), levels,
+                "exactly one level record \"2\" per metadata partition");
+        say("plugin initialized on brokers 1, 2 (class.path, ChildFirstClassLoader) and 3 (libs/, app class loader); "
+                + "%s created with cleanup.policy=compact and level records %s", MetaTopic.NAME, levels);
+    }
+
+    @Test
+    @Order(2)
+    void tieredRecordsComeBackFromOffsetZero() throws Exception {
+        String topic = "plug-a";
+        Uuid id = Tiered.create(admin, topic, 3, 2, Tiered.topicConfigs());
+        Tiered.produce(c.bootstrap(), topic, 3, 0, 600);
+        plugARecords = 600;
+        Tiered.awaitTiered(c, admin, topic, 3, 2, TIER_WAIT);
+        int n = Tiered.consumeAllAndCheck(c.bootstrap(), topic, 3, 0, 600, Duration.ofSeconds(120));
+        Map<TopicPartition, Long> localStart = Tiered.offsets(admin, topic, 3, OffsetSpec.earliestLocal());
+        // every record the plugin wrote for the topic: a KIP-1266 key that parses, a value rlmeta decodes,
+        // the key's epoch the partition's current leader epoch
+        List<Rec> recs = recordsOf(id);
+        assertFalse(recs.isEmpty());
+        Map<Integer, Integer> epochs = new HashMap<>();
+        for (int p = 0; p < 3; p++) {
+            epochs.put(p, leaderEpoch(topic, p));
+        }
+        for (Rec r : recs) {
+            assertNotNull(r.key(), "a record with a null key at " + r.partition() + "/" + r.offset());
+            RlMeta.keyParse(r.key());
+            if (!r.tombstone()) {
+                assertNotNull(r.decoded(), "undecodable value at " + r.partition() + "/" + r.offset());
+                int p = r.record().get("remoteLogSegmentId") != null
+                        ? r.record().get("remoteLogSegmentId").get("topicIdPartition").get("partition").asInt()
+                        : -1;
+                if (r.apiKey() == 0) {
+                    assertEquals(epochs.get(p), r.keyEpoch(), "key epoch of " + r.key());
+                }
+            }
+        }
+        long copies = Tiered.journalCount(c, "COPY", topic);
+        say("(a) %s: %d uploads, local logs start at %s, %d records read back from offset 0 (remote then local); "
+                + "%d metadata records, all keyed (KIP-1266), values decoded, segment keys carry leader epochs %s",
+                topic, copies, localStart.values(), n, recs.size(), epochs);
+    }
+
+    @Test
+    @Order(3)
+    void badInputIsCountedAndReportedAndBrokersKeepWorking() throws Exception {
+        String topic = "plug-a";
+        Map<Integer, Map<String, Long>> before = new HashMap<>();
+        for (int b : c.brokerIds()) {
+            before.put(b, Map.of("tombstone", counter(b, "tombstone"), "undecodable", counter(b, "undecodable"),
+                    "bad-key", counter(b, "bad-key")));
+        }
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, c.bootstrap());
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        byte[] garbage = {0x7f, 0x00, 0x13, 0x37, (byte) 0xff};
+        String orphanKey = Uuid.randomUuid() + ":nowhere:0:99:0";
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            for (int mp = 0; mp < 3; mp++) {
+                producer.send(new ProducerRecord<>(MetaTopic.NAME, mp, orphanKey.getBytes(StandardCharsets.UTF_8), null)).get();
+                producer.send(new ProducerRecord<>(MetaTopic.NAME, mp, (orphanKey + ":UPDATE").getBytes(StandardCharsets.UTF_8), garbage)).get();
+                producer.send(new ProducerRecord<>(MetaTopic.NAME, mp, null, garbage)).get();
+                producer.send(new ProducerRecord<>(MetaTopic.NAME, mp, "not a kip-1266 key".getBytes(StandardCharsets.UTF_8), garbage)).get();
+            }
+        }
+        // every broker reads at least one metadata partition: each reports what it read
+        for (int b : c.brokerIds()) {
+            int broker = b;
+            KafkaCluster.await("broker " + b + " counted the bad records", Duration.ofSeconds(30),
+                    () -> counter(broker, "tombstone") > before.get(broker).get("tombstone")
+                            && counter(broker, "undecodable") + counter(broker, "bad-key")
+                               >= before.get(broker).get("undecodable") + before.get(broker).get("bad-key") + 3);
+            assertFalse(c.logLines(b, "tombstone record(s) at offsets").isEmpty(), "broker " + b + " logged no tombstone line");
+            assertTrue(c.logLines(b, "undecodable record(s) at offsets").size() + c.logLines(b, "bad-key record(s) at offsets").size() > 0,
+                    "broker " + b + " logged no undecodable/bad-key line");
+            assertTrue(c.isAlive(b));
+        }
+        // and they keep working: more data is tiered and everything is read back
+        long copiesBefore = Tiered.journalCount(c, "COPY", topic);
+        Tiered.produce(c.bootstrap(), topic, 3, 600, 300);
+        plugARecords = 900;
+        KafkaCluster.await(topic + " uploads after the bad input", TIER_WAIT,
+                () -> Tiered.journalCount(c, "COPY", topic) >= copiesBefore + 3);
+        int n = Tiered.consumeAllAndCheck(c.bootstrap(), topic, 3, 0, 900, Duration.ofSeconds(120));
+        StringBuilder counts = new StringBuilder();
+        for (int b : c.brokerIds()) {
+            counts.append(String.format(" broker %d: tombstone %d, undecodable %d, bad-key %d;", b, counter(b, "tombstone"),
+                    counter(b, "undecodable"), counter(b, "bad-key")));
+        }
+        say("(c) a tombstone, a garbage value, a null key and an unknown key in each metadata partition: every "
+                + "broker alive, counted and logged them (%s), then %d more uploads and %d records read back from 0",
+                counts.toString().trim(), Tiered.journalCount(c, "COPY", topic) - copiesBefore, n);
+    }
+
+    @Test
+    @Order(4)
+    void retentionDeletesRemoteSegmentsWithDeletionRecordsAndTombstones() throws Exception {
+        String topic = "plug-b";
+        Map<String, String> cfg = new HashMap<>(Tiered.topicConfigs());
+        cfg.put("retention.bytes", "32768");
+        Uuid id = Tiered.create(admin, topic, 1, 2, cfg);
+        Tiered.produce(c.bootstrap(), topic, 1, 0, 400);
+        KafkaCluster.await(topic + ": 3 remote deletions by retention", TIER_WAIT,
+                () -> journalSegments("DELETE", topic).size() >= 3);
+        Set<String> deleted = journalSegments("DELETE", topic);
+        KafkaCluster.await(topic + ": DELETE_SEGMENT_FINISHED and tombstones for every deleted segment", Duration.ofSeconds(60), () -> {
+            List<Rec> recs = recordsOf(id);
+            Set<String> finished = recs.stream().filter(r -> r.apiKey() == 1 && r.state() == 3)
+                    .map(r -> r.record().get("remoteLogSegmentId").get("id").asText()).collect(Collectors.toSet());
+            return finished.containsAll(deleted) && recs.stream().filter(Rec::tombstone).count() >= deleted.size();
+        });
+        List<Rec> recs = recordsOf(id);
+        long tombstones = recs.stream().filter(Rec::tombstone).count();
+        long finished = recs.stream().filter(r -> r.apiKey() == 1 && r.state() == 3).count();
+        Set<String> remaining = remoteSegmentDirs(topic);
+        for (String seg : deleted) {
+            assertFalse(remaining.contains(seg), "remote files of deleted segment " + seg + " are still there");
+        }
+        long logStart = Tiered.offsets(admin, topic, 1, OffsetSpec.earliest()).values().iterator().next();
+        assertTrue(logStart > 0, "the log start offset did not move");
+        say("(b) %s: retention deleted %d remote segments: %d DELETE_SEGMENT_FINISHED records, %d tombstones, their "
+                + "remote directories gone (%d segments remain remote), log start offset now %d",
+                topic, deleted.size(), finished, tombstones, remaining.size(), logStart);
+    }
+
+    @Test
+    @Order(5)
+    void leadershipMovesAndTheNewLeaderKeepsUploadingUnderItsEpoch() throws Exception {
+        String topic = "plug-e";
+        Uuid id = Tiered.create(admin, topic, 1, 3, Tiered.topicConfigs());
+        Tiered.produce(c.bootstrap(), topic, 1, 0, 200);
+        Tiered.awaitTiered(c, admin, topic, 1, 2, TIER_WAIT);
+        int oldLeader = leader(topic, 0);
+        int oldEpoch = leaderEpoch(topic, 0);
+        long copiesBefore = Tiered.journalCount(c, "COPY", topic);
+        assertTrue(c.stopBroker(oldLeader), "broker " + oldLeader + " did not stop cleanly");
+        KafkaCluster.await(topic + " has a new leader", Duration.ofSeconds(60), () -> {
+            try {
+                return leader(topic, 0) != oldLeader && leaderEpoch(topic, 0) > oldEpoch;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+        int newLeader = leader(topic, 0);
+        int newEpoch = leaderEpoch(topic, 0);
+        String bootstrap = c.brokerIds().stream().filter(b -> b != oldLeader).map(c::bootstrap).collect(Collectors.joining(","));
+        Tiered.produce(bootstrap, topic, 1, 200, 200);
+        KafkaCluster.await(topic + ": the new leader uploads", TIER_WAIT,
+                () -> Tiered.journalCount(c, "COPY", topic) >= copiesBefore + 2);
+        KafkaCluster.await(topic + ": segment keys with the new epoch", Duration.ofSeconds(30),
+                () -> recordsOf(id).stream().anyMatch(r -> r.apiKey() == 0 && r.keyEpoch() == newEpoch));
+        Set<Integer> keyEpochs = recordsOf(id).stream().filter(r -> r.apiKey() == 0).map(Rec::keyEpoch)
+                .collect(Collectors.toCollection(TreeSet::new));
+        assertTrue(keyEpochs.contains(oldEpoch), "no segment key with the first leader's epoch " + oldEpoch + ": " + keyEpochs);
+        int n = Tiered.consumeAllAndCheck(bootstrap, topic, 1, 0, 400, Duration.ofSeconds(120));
+        c.restartBroker(oldLeader);
+        say("(e) %s: leader %d (epoch %d) stopped; broker %d leads in epoch %d and uploaded %d more segments; "
+                + "segment keys carry epochs %s; %d records read back from 0; broker %d back",
+                topic, oldLeader, oldEpoch, newLeader, newEpoch, Tiered.journalCount(c, "COPY", topic) - copiesBefore,
+                keyEpochs, n, oldLeader);
+    }
+
+    /** True when some metadata partition holds fewer records than its offset range: the cleaner removed some. */
+    static boolean compacted() {
+        List<Rec> all = MetaTopic.read(c.bootstrap());
+        Map<Integer, Long> count = new HashMap<>();
+        Map<Integer, Long> last = new HashMap<>();
+        for (Rec r : all) {
+            count.merge(r.partition(), 1L, Long::sum);
+            last.merge(r.partition(), r.offset(), Math::max);
+        }
+        return count.entrySet().stream().anyMatch(e -> e.getValue() < last.get(e.getKey()) + 1);
+    }
+
+    static void awaitQuiet(Duration quiet, Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        int lines = c.journal().size();
+        long since = System.nanoTime();
+        while (System.nanoTime() - since < quiet.toNanos()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("remote storage never went quiet for " + quiet.toSeconds() + " s");
+            }
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            int now = c.journal().size();
+            if (now != lines) {
+                lines = now;
+                since = System.nanoTime();
+            }
+        }
+    }
+
+    @Test
+    @Order(6)
+    void realCompactionThenARestartRebuildsTheSameState() throws Exception {
+        alter(MetaTopic.NAME, Map.of("segment.ms", "3000", "min.cleanable.dirty.ratio", "0.01",
+                "delete.retention.ms", "2000", "min.compaction.lag.ms", "0"));
+        // more uploads so that the metadata partitions roll and the cleaner has dirty segments
+        Tiered.produce(c.bootstrap(), "plug-a", 3, plugARecords, 300);
+        plugARecords += 300;
+        Thread.sleep(3500);
+        Tiered.produce(c.bootstrap(), "plug-a", 3, plugARecords, 100);
+        plugARecords += 100;
+        KafkaCluster.await("the log cleaner compacted " + MetaTopic.NAME, Duration.ofSeconds(90), PluginClusterTest::compacted);
+        awaitQuiet(Duration.ofSeconds(8), Duration.ofSeconds(90));
+        int broker = 2;
+        Thread.sleep(2500); // the dump is rewritten at most once a second
+        JsonNode before = dump(broker).get("store");
+        assertTrue(c.stopBroker(broker), "broker " + broker + " did not stop cleanly");
+        JsonNode atClose = dump(broker).get("store");
+        assertEquals(before, atClose, "the store changed between the quiet point and the stop");
+        Files.delete(c.dumpFile(broker));
+        c.restartBroker(broker);
+        Map<TopicPartition, Long> ends = Tiered.offsets(admin, MetaTopic.NAME, 3, OffsetSpec.latest());
+        KafkaCluster.await("broker " + broker + " read the compacted topic to its end", Duration.ofSeconds(90), () -> {
+            if (!Files.exists(c.dumpFile(broker))) {
+                return false;
+            }
+            JsonNode d = dump(broker);
+            for (int p = 0; p < 3; p++) {
+                long pos = d.get("positions").get(p).asLong();
+                if (pos >= 0 && pos < ends.get(new TopicPartition(MetaTopic.NAME, p))) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        Thread.sleep(2500);
+        JsonNode after = dump(broker).get("store");
+        assertEquals(before, after, "broker " + broker + " rebuilt a different state from the compacted topic");
+        int n = Tiered.consumeAllAndCheck(c.bootstrap(), "plug-a", 3, 0, plugARecords, Duration.ofSeconds(120));
+        say("(d) %s compacted by Kafka's log cleaner (offset gaps seen); broker %d restarted and rebuilt a store "
+                + "equal to the one it had (diagnostic dump, %d chars); plug-a: %d records read back from 0",
+                MetaTopic.NAME, broker, after.toString().length(), n);
+    }
+
+    @Test
+    @Order(7)
+    void disablingTieredStorageWithDeletionRemovesOnlyThatTopicsRemoteLog() throws Exception {
+        String topic = "plug-f";
+        Uuid id = Tiered.create(admin, topic, 1, 2, Tiered.topicConfigs());
+        Tiered.produce(c.bootstrap(), topic, 1, 0, 300);
+        Tiered.awaitTiered(c, admin, topic, 1, 2, TIER_WAIT);
+        awaitQuiet(Duration.ofSeconds(4), Duration.ofSeconds(60));
+        Set<String> otherBefore = remoteSegmentDirs("plug-a");
+        assertFalse(remoteSegmentDirs(topic).isEmpty());
+        alter(topic, Map.of("remote.log.copy.disable", "true"));
+        alter(topic, Map.of("remote.storage.enable", "false", "remote.log.delete.on.disable", "true"));
+        KafkaCluster.await(topic + ": every remote segment deleted", TIER_WAIT, () -> {
+            try {
+                return remoteSegmentDirs(topic).isEmpty()
+                        && journalSegments("DELETE", topic).containsAll(journalSegments("COPY", topic));
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        });
+        Set<String> copied = journalSegments("COPY", topic);
+        KafkaCluster.await(topic + ": deletion records and tombstones", Duration.ofSeconds(60), () -> {
+            List<Rec> recs = recordsOf(id);
+            Set<String> finished = recs.stream().filter(r -> r.apiKey() == 1 && r.state() == 3)
+                    .map(r -> r.record().get("remoteLogSegmentId").get("id").asText()).collect(Collectors.toSet());
+            return finished.containsAll(copied) && recs.stream().filter(Rec::tombstone).count() >= copied.size();
+        });
+        long tombstones = recordsOf(id).stream().filter(Rec::tombstone).count();
+        Set<String> otherAfter = remoteSegmentDirs("plug-a");
+        assertTrue(otherAfter.containsAll(otherBefore), "plug-a lost remote segments: " + otherBefore.size() + " -> " + otherAfter.size());
+        int n = Tiered.consumeAllAndCheck(c.bootstrap(), "plug-a", 3, 0, plugARecords, Duration.ofSeconds(120));
+        say("(f) %s: tiered storage disabled with remote.log.delete.on.disable=true: its %d remote segments deleted, "
+                + "DELETE_SEGMENT_FINISHED for each, %d tombstones; plug-a untouched (%d remote segments kept, %d "
+                + "records read back from 0)", topic, copied.size(), tombstones, otherAfter.size(), n);
+    }
+}
