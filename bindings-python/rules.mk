@@ -13,14 +13,21 @@ PY_PROFILE ?= debug
 PY_MATURIN_PROFILE := $(if $(filter release,$(PY_PROFILE)),--release,)
 PY_TARGET_DIR := target/maturin
 
-.PHONY: py-wheel py-install py-test
+# The operator tools' runtime dependencies, pinned as in pyproject.toml (the wheel itself is
+# installed with --no-deps --no-index).
+PY_RUNTIME_DEPS := kafka-python==3.0.12 tqdm==4.70.1
+
+.PHONY: py-wheel py-install py-test py-deps
+
+py-deps:
+	@$(VPY) -m pip show -q kafka-python tqdm >/dev/null 2>&1 || $(VPY) -m pip install -q $(PY_RUNTIME_DEPS)
 
 py-wheel: | $(BUILD)
 	@[ -x $(VENV)/bin/maturin ] || { echo "no maturin in $(VENV): run make setup-py"; exit 1; }
 	rm -f $(PY_WHEELS)/rlmeta-*.whl
 	cd $(PY_DIR) && ../$(VENV)/bin/maturin build -q $(PY_MATURIN_PROFILE) -i ../$(VPY) --target-dir ../$(PY_TARGET_DIR) -o ../$(PY_WHEELS)
 
-py-install: py-wheel
+py-install: py-wheel py-deps
 	$(VPY) -m pip install -q --no-deps --no-index --force-reinstall $(PY_WHEELS)/rlmeta-*.whl
 
 py-test: py-install

@@ -5,6 +5,8 @@
 //! Never: rules, defaults or validation of its own; the Pythonic API lives in `python/rlmeta/`.
 //! Records cross the boundary as the core's JSON text (vectors README §1), 64-bit numbers exact.
 
+mod api;
+
 use std::ffi::CString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -90,7 +92,7 @@ fn make_error_types(py: Python<'_>) -> PyResult<ErrorTypes> {
 }
 
 /// The Python exception of a core error: its kind's class, with offset, field and message set.
-fn to_py_err(py: Python<'_>, e: &Error) -> PyErr {
+pub(crate) fn to_py_err(py: Python<'_>, e: &Error) -> PyErr {
     let Some(types) = ERROR_TYPES.get(py) else {
         return PyRuntimeError::new_err(e.to_string());
     };
@@ -113,7 +115,7 @@ fn to_py_err(py: Python<'_>, e: &Error) -> PyErr {
 
 /// Runs a core call: with the GIL released when `len` is large, a panic turned into an
 /// `InternalError`, and a core error into its Python exception.
-fn run<T: Send>(
+pub(crate) fn run<T: Send>(
     py: Python<'_>,
     len: usize,
     f: impl FnOnce() -> rlmeta::Result<T> + Send,
@@ -254,6 +256,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(metadata_partition, m)?)?;
     m.add_function(wrap_pyfunction!(error_kind_for_kafka_message, m)?)?;
     m.add_function(wrap_pyfunction!(error_codes, m)?)?;
+    api::register(m)?;
     Ok(())
 }
 

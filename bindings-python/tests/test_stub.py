@@ -66,3 +66,40 @@ def test_package_exports_every_native_class():
     assert set(classes) <= set(rlmeta.__all__)
     for name in rlmeta.__all__:
         assert hasattr(rlmeta, name), name
+
+
+def _stub_methods():
+    tree = ast.parse(STUB.read_text(encoding="utf-8"))
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            methods = {}
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and (not item.name.startswith("_") or item.name == "__len__"):
+                    methods[item.name] = [a.arg for a in item.args.args[1:]]
+                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    methods[item.target.id] = None
+            out[node.name] = methods
+    return out
+
+
+def test_stub_methods_match_the_native_classes():
+    """Every method and property of the native classes (Store, Inspector, ...) is in the stub
+    with its parameters, and the stub names nothing the module lacks."""
+    checked = 0
+    for name, methods in _stub_methods().items():
+        cls = getattr(_native, name)
+        if issubclass(cls, BaseException):
+            continue
+        public = {m for m in vars(cls) if not m.startswith("_") or m == "__len__"}
+        assert set(methods) == public, f"{name}: only in stub {set(methods) - public}, only in module {public - set(methods)}"
+        for m, params in methods.items():
+            attr = getattr(cls, m)
+            if params is None:
+                assert not callable(attr), f"{name}.{m}"
+                continue
+            sig = list(inspect.signature(attr).parameters)
+            assert sig[1:] == params or sig == params, f"{name}.{m}: module {sig}, stub {params}"
+            checked += 1
+    assert checked >= 30, checked
+    print(f"stub: {checked} native methods checked")

@@ -1,8 +1,9 @@
 """Every conformance vector (vectors README), through the installed wheel.
 
 The files are $RLMETA_VECTORS (space-separated paths) when set, else tests/vectors/*.json of the
-repository. A case's kind is its `kind`, or told by its fields as the Rust runner does; kinds
-this binding has no API for (replay, plan, ...) are skipped.
+repository (tests/vectors/*.json and tests/plans/*.json). A case's kind is its `kind`, or told by
+its fields as the Rust runner does. Replay cases run through `rlmeta.Store`, write plans through
+`Store.plan` with every planned record fed back through replay.
 """
 
 import json
@@ -19,7 +20,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _files():
     listed = os.environ.get("RLMETA_VECTORS", "").split()
-    return [Path(p) for p in listed] if listed else sorted((REPO / "tests" / "vectors").glob("*.json"))
+    if listed:
+        return [Path(p) for p in listed]
+    return sorted((REPO / "tests" / "vectors").glob("*.json")) + sorted((REPO / "tests" / "plans").glob("*.json"))
 
 
 def _kind(case):
@@ -81,7 +84,74 @@ def partitioner_case(case):
     assert got == case["metadataPartition"]
 
 
-RUNNERS = {"value": value_case, "invalid": invalid_case, "key": key_case, "partitioner": partitioner_case}
+def _tip(j):
+    return (j["id"], j["name"], j["partition"])
+
+
+def _event_bytes(event, name):
+    v = event.get(name)
+    if v is None:
+        return None
+    return v.encode("utf-8") if name == "key" else bytes.fromhex(v)
+
+
+def _answer(store, q):
+    tp, op = _tip(q["topicIdPartition"]), q["op"]
+    ids = lambda segs: [m.id for m in segs]  # noqa: E731
+    if op == "segmentFor":
+        m = store.segment_for(tp, q["leaderEpoch"], q["offset"])
+        return None if m is None else m.id
+    if op == "highestOffsetForEpoch":
+        return store.highest_offset_for_epoch(tp, q["leaderEpoch"])
+    if op == "listSegments":
+        return ids(store.segments(tp))
+    if op == "listSegmentsForEpoch":
+        return ids(store.segments_for_epoch(tp, q["leaderEpoch"]))
+    if op == "segmentState":
+        s = store.segment_state(tp, q["segmentId"])
+        return None if s is None else int(s)
+    raise AssertionError(f"unknown query op {op!r}")
+
+
+ERRORS = {"notFound": rlmeta.NotFoundError, "notInitialized": rlmeta.NotInitializedError}
+
+
+def replay_case(case):
+    store = rlmeta.Store()
+    for event in case["events"]:
+        if "markInitialized" in event:
+            store.mark_initialized(_tip(event["markInitialized"]))
+            continue
+        store.apply(event["offset"], _event_bytes(event, "key"), _event_bytes(event, "value"))
+    for i, q in enumerate(case["queries"]):
+        if "error" in q:
+            with pytest.raises(ERRORS[q["error"]]):
+                _answer(store, q)
+            continue
+        got, want = _answer(store, q), q["expect"]
+        if q.get("ordered") is False:
+            got, want = sorted(got), sorted(want)
+        assert got == want, f"query #{i} {q}"
+
+
+def plan_case(case):
+    store, log = rlmeta.Store(), []
+    for i, event in enumerate(case["events"]):
+        for p in store.plan(event, case["featureLevel"]):
+            store.apply(len(log), p.key_bytes(), p.value)
+            log.append({"key": p.key, "value": None if p.value is None else p.value.hex()})
+    if "expect" in case:
+        assert log == case["expect"]
+
+
+RUNNERS = {
+    "value": value_case,
+    "invalid": invalid_case,
+    "key": key_case,
+    "partitioner": partitioner_case,
+    "replay": replay_case,
+    "plan": plan_case,
+}
 
 
 @pytest.mark.parametrize("case", CASES)

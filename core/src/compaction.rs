@@ -20,6 +20,33 @@ pub enum CleanupPolicy {
 }
 
 impl CleanupPolicy {
+    /// The policy of a `cleanup.policy` value as Kafka lists it (`delete`, `compact`,
+    /// `compact,delete` in either order, spaces allowed).
+    pub fn parse(text: &str) -> crate::Result<CleanupPolicy> {
+        let mut parts: Vec<&str> = text.split(',').map(str::trim).collect();
+        parts.sort_unstable();
+        parts.dedup();
+        match parts.as_slice() {
+            ["delete"] => Ok(CleanupPolicy::Delete),
+            ["compact"] => Ok(CleanupPolicy::Compact),
+            ["compact", "delete"] => Ok(CleanupPolicy::CompactDelete),
+            _ => Err(crate::Error::field(
+                crate::ErrorKind::InvalidArgument,
+                "cleanup.policy",
+                format!("{text:?} is not a cleanup policy (delete, compact or compact,delete)"),
+            )),
+        }
+    }
+
+    /// Kafka's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            CleanupPolicy::Delete => "delete",
+            CleanupPolicy::Compact => "compact",
+            CleanupPolicy::CompactDelete => "compact,delete",
+        }
+    }
+
     fn compacts(self) -> bool {
         matches!(self, CleanupPolicy::Compact | CleanupPolicy::CompactDelete)
     }

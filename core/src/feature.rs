@@ -252,10 +252,100 @@ pub fn check_v1_retention(
     Ok(())
 }
 
+/// The remote log metadata managers that read KIP-1266 keys, tombstones and level records
+/// without their consumer dying: rlmeta's broker plugin. Stock Kafka 4.4.0's
+/// `TopicBasedRemoteLogMetadataManager` is not one (its consumer thread exits on a tombstone).
+pub const KIP1266_CAPABLE_MANAGERS: &[&str] = &["dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager"];
+
+/// Whether a broker whose `remote.log.metadata.manager.class.name` is `class_name` may read a
+/// topic at level 1 or 2.
+pub fn manager_is_kip1266_capable(class_name: &str) -> bool {
+    KIP1266_CAPABLE_MANAGERS.contains(&class_name.trim())
+}
+
+/// What a host knows of one metadata partition's level record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartitionLevel {
+    /// Read to its end: the last level record's level, `None` when it holds none.
+    Read(Option<MetadataLevel>),
+    /// Not read to its end yet.
+    Unknown,
+}
+
+/// The level of the topic on a cluster without the finalized feature: every partition must be
+/// read (an unread one makes the level unknown, never 0), and the level is the lowest partition's
+/// (a partition without a level record is at 0), since a move writes the partitions one by one
+/// and is finished only when the last one has its record.
+pub fn topic_level(partitions: &[PartitionLevel]) -> Result<MetadataLevel> {
+    let mut lowest = None;
+    for (i, p) in partitions.iter().enumerate() {
+        let level = match p {
+            PartitionLevel::Unknown => {
+                return Err(Error::field(
+                    ErrorKind::NotInitialized,
+                    FEATURE_NAME,
+                    format!(
+                        "metadata partition {i} has not been read to its end: its level is unknown"
+                    ),
+                ));
+            }
+            PartitionLevel::Read(l) => l.unwrap_or(MetadataLevel::V0),
+        };
+        lowest = Some(lowest.map_or(level, |l: MetadataLevel| l.min(level)));
+    }
+    lowest.ok_or_else(|| {
+        Error::field(
+            ErrorKind::NotFound,
+            FEATURE_NAME,
+            "the metadata topic has no partitions",
+        )
+    })
+}
+
+/// The metadata partitions that still need the level record of `target` (a move interrupted
+/// part-way resumes by writing only these).
+pub fn partitions_missing_level(
+    partitions: &[PartitionLevel],
+    target: MetadataLevel,
+) -> Vec<usize> {
+    partitions
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !matches!(p, PartitionLevel::Read(Some(l)) if *l >= target))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use MetadataLevel::*;
+
+    #[test]
+    fn topic_level_is_the_lowest_partition_and_unread_is_unknown() {
+        use PartitionLevel::*;
+        assert_eq!(topic_level(&[Read(Some(V1)), Read(None)]).ok(), Some(V0));
+        assert_eq!(
+            topic_level(&[Read(Some(V1)), Read(Some(V2))]).ok(),
+            Some(V1)
+        );
+        assert_eq!(
+            topic_level(&[Read(Some(V1)), Unknown])
+                .err()
+                .map(|e| e.kind()),
+            Some(ErrorKind::NotInitialized)
+        );
+        assert_eq!(
+            partitions_missing_level(&[Read(Some(V1)), Read(None), Read(Some(V2))], V1),
+            vec![1]
+        );
+        assert!(manager_is_kip1266_capable(
+            "dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager"
+        ));
+        assert!(!manager_is_kip1266_capable(
+            "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager"
+        ));
+    }
 
     #[test]
     fn levels_and_moves() {

@@ -247,6 +247,31 @@ fn batch_line(out: &mut String, b: &Batch<'_>) {
     );
 }
 
+/// One record's line of rlmeta's listing with keys, for a record read from a live topic (no
+/// batch around it): `| offset: O CreateTime: T keySize: K valueSize: V key: ... payload: ...`.
+pub fn record_line(
+    offset: i64,
+    timestamp: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> String {
+    let mut out = format!(
+        "| offset: {offset} CreateTime: {timestamp} keySize: {} valueSize: {}",
+        key.map_or(-1, |k| k.len() as i64),
+        value.map_or(-1, |v| v.len() as i64)
+    );
+    if let Some(k) = key {
+        let _ = write!(out, " key: {}", String::from_utf8_lossy(k));
+    }
+    let level = parse_level_record(key, value);
+    let text = match payload(value, offset) {
+        _ if level.is_some() => level_text(level),
+        Ok(t) | Err(t) => t,
+    };
+    let _ = write!(out, " payload: {text}");
+    out
+}
+
 /// The listing `kafka-dump-log --remote-log-metadata-decoder --files <name>` prints for a
 /// segment file of `__remote_log_metadata` (the first line names the file as given). Like
 /// Kafka's tool it goes on past a batch whose CRC is wrong, printing `isvalid: false`.

@@ -77,90 +77,227 @@ fn live_ids(store: &Store) -> Vec<(Uuid, SegmentState)> {
 
 /// Inspects the segment files (name, bytes) of one metadata partition, in offset order.
 pub fn inspect(files: &[(&str, &[u8])]) -> Inspection {
-    let mut store = Store::new();
-    let mut log = Log::new(TopicConfig {
-        segment_records: 1000,
-        ..TopicConfig::compacted()
-    });
-    let mut summary = Summary::default();
-    let mut lifecycles: BTreeMap<Uuid, SegmentLifecycle> = BTreeMap::new();
-    let mut last_ts = 0;
+    let mut inspector = Inspector::new();
     for (_, bytes) in files {
+        inspector.push_file(bytes);
+    }
+    inspector.finish()
+}
+
+/// An inspection fed record by record (a live topic read by a host) or file by file.
+#[derive(Clone, Debug)]
+pub struct Inspector {
+    store: Store,
+    log: Log,
+    summary: Summary,
+    lifecycles: BTreeMap<Uuid, SegmentLifecycle>,
+    last_ts: i64,
+}
+
+impl Default for Inspector {
+    fn default() -> Self {
+        Inspector::new()
+    }
+}
+
+impl Inspector {
+    pub fn new() -> Inspector {
+        Inspector {
+            store: Store::new(),
+            log: Log::new(TopicConfig {
+                segment_records: 1000,
+                ..TopicConfig::compacted()
+            }),
+            summary: Summary::default(),
+            lifecycles: BTreeMap::new(),
+            last_ts: 0,
+        }
+    }
+
+    /// Every record of a segment file image (batches that do not read are skipped, as
+    /// kafka-dump-log skips them).
+    pub fn push_file(&mut self, bytes: &[u8]) {
         for batch in Batches::new(bytes, ReadOptions::default()).flatten() {
             let Ok(records) = batch.records() else {
                 continue;
             };
             for r in records.flatten() {
-                summary.records += 1;
-                last_ts = last_ts.max(r.timestamp);
-                log.append(
-                    r.timestamp,
-                    r.key.map(<[u8]>::to_vec),
-                    r.value.map(<[u8]>::to_vec),
-                );
-                match (r.key, r.value) {
-                    (None, _) => summary.null_key_records += 1,
-                    (Some(_), Some(_)) => summary.keyed_records += 1,
-                    (Some(_), None) => summary.tombstones += 1,
+                self.push(r.offset, r.timestamp, r.key, r.value);
+            }
+        }
+    }
+
+    /// One record of the metadata partition, in offset order; returns what replay did with it.
+    pub fn push(
+        &mut self,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> Applied {
+        let summary = &mut self.summary;
+        summary.records += 1;
+        self.last_ts = self.last_ts.max(timestamp);
+        self.log.append(
+            timestamp,
+            key.map(<[u8]>::to_vec),
+            value.map(<[u8]>::to_vec),
+        );
+        match (key, value) {
+            (None, _) => summary.null_key_records += 1,
+            (Some(_), Some(_)) => summary.keyed_records += 1,
+            (Some(_), None) => summary.tombstones += 1,
+        }
+        if let Some(Ok(v)) = value.map(decode_value) {
+            fold(&mut self.lifecycles, &v, offset);
+        }
+        let applied = self.store.apply(offset, key, value);
+        if let Applied::Skipped(skip) = &applied {
+            match skip {
+                Skip::Undecodable(_) => summary.undecodable += 1,
+                Skip::LevelRecord(level) => {
+                    summary.level = Some(LevelSeen {
+                        offset,
+                        level: level.clone(),
+                    });
                 }
-                if let Some(Ok(v)) = r.value.map(decode_value) {
-                    fold(&mut lifecycles, &v, r.offset);
-                }
-                if let Applied::Skipped(skip) = store.apply(r.offset, r.key, r.value) {
-                    match &skip {
-                        Skip::Undecodable(_) => summary.undecodable += 1,
-                        Skip::LevelRecord(level) => {
-                            summary.level = Some(LevelSeen {
-                                offset: r.offset,
-                                level: level.clone(),
-                            });
-                        }
-                        _ => {}
-                    }
-                    if skip.fatal_to_kafka() {
-                        summary.fatal_to_old_brokers += 1;
-                    }
+                _ => {}
+            }
+            if skip.fatal_to_kafka() {
+                summary.fatal_to_old_brokers += 1;
+            }
+        }
+        applied
+    }
+
+    /// The replayed store so far.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The lifecycles and the summary, with what the cleaner would keep long after the last
+    /// record.
+    pub fn finish(self) -> Inspection {
+        let Inspector {
+            store,
+            mut log,
+            mut summary,
+            lifecycles,
+            last_ts,
+        } = self;
+        let mut lifecycles = lifecycles;
+        let live = live_ids(&store);
+        summary.live_segments = live.len();
+        summary.orphans = store
+            .partitions()
+            .iter()
+            .map(|tp| store.orphans(tp).len())
+            .sum();
+        for l in lifecycles.values_mut() {
+            l.now = live.iter().find(|(id, _)| *id == l.id).map(|(_, s)| *s);
+        }
+        // The cleaner runs long after the last record, as it would on a topic switched to compact.
+        let later = last_ts.saturating_add(30 * 86_400_000);
+        log.append(
+            later,
+            Some(b"rlmeta-inspect-roll".to_vec()),
+            Some(Vec::new()),
+        );
+        log.clean(later);
+        let mut compacted = Store::new();
+        for r in log
+            .records()
+            .filter(|r| r.key.as_deref() != Some(b"rlmeta-inspect-roll"))
+        {
+            compacted.apply(r.offset, r.key.as_deref(), r.value.as_deref());
+        }
+        summary.kept_by_compaction = log.len().saturating_sub(1);
+        let still: Vec<Uuid> = live_ids(&compacted).into_iter().map(|(id, _)| id).collect();
+        summary.lost_by_compaction = live
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| !still.contains(id))
+            .collect();
+        let mut segments: Vec<SegmentLifecycle> = lifecycles.into_values().collect();
+        segments.sort_by(|a, b| {
+            (&a.partition, a.start_offset, a.id).cmp(&(&b.partition, b.start_offset, b.id))
+        });
+        Inspection { segments, summary }
+    }
+}
+
+/// A live segment stuck in a transient state: its copy or deletion started and has not
+/// finished for longer than the threshold the host asked about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stuck {
+    pub partition: TopicIdPartition,
+    pub id: Uuid,
+    pub state: SegmentState,
+    pub since_ms: i64,
+}
+
+/// Live segments in COPY_SEGMENT_STARTED or DELETE_SEGMENT_STARTED whose last event is older
+/// than `now_ms - threshold_ms` (an upload or deletion that died; remote data may be dangling).
+pub fn stuck_segments(store: &Store, now_ms: i64, threshold_ms: i64) -> Vec<Stuck> {
+    let limit = now_ms.saturating_sub(threshold_ms);
+    let mut out = Vec::new();
+    for tp in store.partitions() {
+        let Some(cache) = store.partition_cache(tp) else {
+            continue;
+        };
+        for m in cache.segments() {
+            let transient = matches!(
+                m.state,
+                SegmentState::CopySegmentStarted | SegmentState::DeleteSegmentStarted
+            );
+            if transient && m.event_timestamp_ms < limit {
+                out.push(Stuck {
+                    partition: tp.clone(),
+                    id: m.id,
+                    state: m.state,
+                    since_ms: m.event_timestamp_ms,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Two live segments of one user partition whose offset ranges overlap (uploads by two leaders
+/// of the same data, or a retried upload whose first attempt was never deleted).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overlap {
+    pub partition: TopicIdPartition,
+    pub first: (Uuid, i64, i64),
+    pub second: (Uuid, i64, i64),
+}
+
+/// Every overlapping pair of live segments, by start offset.
+pub fn overlapping_segments(store: &Store) -> Vec<Overlap> {
+    let mut out = Vec::new();
+    for tp in store.partitions() {
+        let Some(cache) = store.partition_cache(tp) else {
+            continue;
+        };
+        let segs = cache.segments();
+        for (i, a) in segs.iter().enumerate() {
+            // Sorted by start offset: only the segments starting before `a` ends can overlap it.
+            for b in segs
+                .iter()
+                .skip(i + 1)
+                .take_while(|b| b.start_offset <= a.end_offset)
+            {
+                {
+                    out.push(Overlap {
+                        partition: tp.clone(),
+                        first: (a.id, a.start_offset, a.end_offset),
+                        second: (b.id, b.start_offset, b.end_offset),
+                    });
                 }
             }
         }
     }
-    let live = live_ids(&store);
-    summary.live_segments = live.len();
-    summary.orphans = store
-        .partitions()
-        .iter()
-        .map(|tp| store.orphans(tp).len())
-        .sum();
-    for l in lifecycles.values_mut() {
-        l.now = live.iter().find(|(id, _)| *id == l.id).map(|(_, s)| *s);
-    }
-    // The cleaner runs long after the last record, as it would on a topic switched to compact.
-    let later = last_ts.saturating_add(30 * 86_400_000);
-    log.append(
-        later,
-        Some(b"rlmeta-inspect-roll".to_vec()),
-        Some(Vec::new()),
-    );
-    log.clean(later);
-    let mut compacted = Store::new();
-    for r in log
-        .records()
-        .filter(|r| r.key.as_deref() != Some(b"rlmeta-inspect-roll"))
-    {
-        compacted.apply(r.offset, r.key.as_deref(), r.value.as_deref());
-    }
-    summary.kept_by_compaction = log.len().saturating_sub(1);
-    let still: Vec<Uuid> = live_ids(&compacted).into_iter().map(|(id, _)| id).collect();
-    summary.lost_by_compaction = live
-        .iter()
-        .map(|(id, _)| *id)
-        .filter(|id| !still.contains(id))
-        .collect();
-    let mut segments: Vec<SegmentLifecycle> = lifecycles.into_values().collect();
-    segments.sort_by(|a, b| {
-        (&a.partition, a.start_offset, a.id).cmp(&(&b.partition, b.start_offset, b.id))
-    });
-    Inspection { segments, summary }
+    out
 }
 
 fn fold(

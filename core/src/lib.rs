@@ -32,6 +32,7 @@ pub mod key;
 pub mod model;
 pub mod partitioner;
 pub mod plan;
+pub mod projection;
 pub mod record;
 #[doc(hidden)]
 pub mod testing;

@@ -53,8 +53,57 @@ from ._native import (
     metadata_partition,
 )
 from . import _native
+from ._store import Applied, Orphan, Outcome, PartitionDelete, Planned, SegmentMetadata, SkipKind, Store
+from ._files import (
+    Batch,
+    BatchReader,
+    Checkpoint,
+    CheckpointRecord,
+    FeatureLevel,
+    LogRecord,
+    dump_log,
+    dump_log_json,
+    finalized_features,
+    read_batches,
+    read_checkpoint,
+    read_records,
+)
+from ._feature import (
+    DEFAULT_V1_RETENTION_MS,
+    DEFAULT_V1_SEGMENT_MS,
+    FEATURE_NAME,
+    LEVEL_RECORD_KEY,
+    MetadataLevel,
+    PartitionLevel,
+    Readiness,
+    check_v1_retention,
+    kip1266_capable_managers,
+    level_record,
+    manager_is_kip1266_capable,
+    parse_level_record,
+    partitions_missing_level,
+    readiness,
+    safe_v1_retention_ms,
+    topic_level,
+)
+from ._compaction import CompactionLog, GrowthPoint, TopicConfig, normalize_cleanup_policy, project_growth
+from ._inspect import Inspection, Inspector, Lifecycle, Overlap, Stuck, Summary
 
 __all__ = [
+    # files
+    "Batch", "BatchReader", "LogRecord", "read_batches", "read_records", "Checkpoint", "CheckpointRecord",
+    "FeatureLevel", "read_checkpoint", "finalized_features", "dump_log", "dump_log_json",
+    # replay and planning
+    "Store", "Applied", "Outcome", "SkipKind", "SegmentMetadata", "Orphan", "PartitionDelete", "Planned",
+    # feature levels
+    "FEATURE_NAME", "DEFAULT_V1_RETENTION_MS", "DEFAULT_V1_SEGMENT_MS", "LEVEL_RECORD_KEY", "MetadataLevel",
+    "PartitionLevel", "Readiness", "readiness", "safe_v1_retention_ms", "check_v1_retention",
+    "manager_is_kip1266_capable", "kip1266_capable_managers", "level_record", "parse_level_record",
+    "topic_level", "partitions_missing_level",
+    # compaction and growth
+    "TopicConfig", "CompactionLog", "GrowthPoint", "project_growth", "normalize_cleanup_policy",
+    # inspection
+    "Inspector", "Inspection", "Lifecycle", "Summary", "Stuck", "Overlap",
     "__version__",
     # values
     "decode_value",

@@ -551,6 +551,22 @@ impl<'a> Batches<'a> {
         }
     }
 
+    /// Resumes a walk at `pos`, a position an earlier walk of the same image reached (hosts
+    /// that cannot keep the borrowing iterator, such as language bindings).
+    pub fn resume(file: &'a [u8], pos: usize, options: ReadOptions) -> Batches<'a> {
+        Batches {
+            file,
+            pos: pos.min(file.len()),
+            options,
+            done: false,
+        }
+    }
+
+    /// Whether the walk has ended (the image is used up or an error stopped it).
+    pub fn is_finished(&self) -> bool {
+        self.done
+    }
+
     /// Bytes consumed so far as whole entries (batches and skipped legacy entries). After the
     /// walk, everything from here on is invalid.
     pub fn position(&self) -> usize {

@@ -1,0 +1,961 @@
+//! The core beyond single values: segment files and checkpoints, the replay store and its
+//! queries, the planner, the compaction model, feature levels, inspection and projections.
+//!
+//! Owns: converting these to plain Python tuples, lists and bytes (the `rlmeta` package turns
+//! them into frozen dataclasses and IntEnums), and releasing the GIL around long work (a whole
+//! file, a list of records). Never: a rule of its own; every decision is the core's.
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use rlmeta::batch::{Batches, CrcCheck, ReadOptions};
+use rlmeta::cache::{Applied, Orphan, SegmentMetadata, Skip, Store};
+use rlmeta::compaction::{CleanupPolicy, Log, TopicConfig};
+use rlmeta::feature::{self, MetadataLevel, NullKeyScan, PartitionLevel, Readiness};
+use rlmeta::inspect::{self, Inspector};
+use rlmeta::json::{Int64Style, event_from_json};
+use rlmeta::projection::{GrowthParams, project_growth};
+use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
+
+use crate::{run, to_py_err};
+
+/// `(topic_id, topic, partition)`.
+type Tp = (String, String, i32);
+/// `(offset or timestamp, key, value)`.
+type KV = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
+/// A growth point: `(day, live, append-only records, bytes, compacted records, bytes)`.
+type Point = (u32, u64, u64, u64, u64, u64);
+/// What `BatchReader::next_batch` returns.
+type NextBatch = Option<(Option<(BatchHead, Vec<RecOut>)>, Option<Py<PyAny>>)>;
+/// A record as the binding passes it: `(offset, timestamp, key, value)`.
+type Rec = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>);
+/// What replay did: `(outcome, skip, detail, fatal_to_kafka, error_code)`.
+type Outcome = (
+    &'static str,
+    Option<&'static str>,
+    Option<String>,
+    bool,
+    Option<u32>,
+);
+/// A segment's metadata in `SegmentMetadata` field order.
+type Seg = (
+    String,
+    i64,
+    i64,
+    i32,
+    i64,
+    i64,
+    Vec<(i32, i64)>,
+    i32,
+    Option<Vec<u8>>,
+    i8,
+    bool,
+    i32,
+);
+
+fn tp_in(py: Python<'_>, (id, topic, partition): &Tp) -> PyResult<TopicIdPartition> {
+    let topic_id = Uuid::parse(id).map_err(|e| to_py_err(py, &e))?;
+    Ok(TopicIdPartition {
+        topic_id,
+        topic: topic.clone(),
+        partition: *partition,
+    })
+}
+
+fn tp_out(tp: &TopicIdPartition) -> Tp {
+    (tp.topic_id.to_string(), tp.topic.clone(), tp.partition)
+}
+
+fn seg_out(m: &SegmentMetadata) -> Seg {
+    (
+        m.id.to_string(),
+        m.start_offset,
+        m.end_offset,
+        m.broker_id,
+        m.max_timestamp_ms,
+        m.event_timestamp_ms,
+        m.leader_epochs.clone(),
+        m.segment_size_in_bytes,
+        m.custom_metadata.clone(),
+        m.state.id(),
+        m.txn_index_empty,
+        m.broker_leader_epoch,
+    )
+}
+
+fn level_in(py: Python<'_>, level: i16) -> PyResult<MetadataLevel> {
+    MetadataLevel::from_level(level).map_err(|e| to_py_err(py, &e))
+}
+
+fn skip_out(skip: &Skip) -> (&'static str, Option<String>, Option<u32>) {
+    match skip {
+        Skip::Tombstone { key } => ("tombstone", key.clone(), None),
+        Skip::Undecodable(e) => ("undecodable", Some(e.to_string()), Some(e.code())),
+        Skip::SnapshotRecord => ("snapshot_record", None, None),
+        Skip::LevelRecord(Ok(l)) => ("level_record", Some(l.level().to_string()), None),
+        Skip::LevelRecord(Err(e)) => ("level_record", Some(e.to_string()), Some(e.code())),
+        Skip::BadKey { key, why } => ("bad_key", Some(format!("{key}: {why}")), None),
+        Skip::Dropped { partition, reason } => {
+            ("dropped", Some(format!("{partition}: {reason:?}")), None)
+        }
+        Skip::PartitionDeleted { partition } => {
+            ("partition_deleted", Some(partition.to_string()), None)
+        }
+        Skip::AlreadyApplied { partition, last } => (
+            "already_applied",
+            Some(format!("{partition}: last applied offset {last}")),
+            None,
+        ),
+    }
+}
+
+fn outcome(a: &Applied) -> Outcome {
+    match a {
+        Applied::Applied => ("applied", None, None, false, None),
+        Applied::Orphaned => ("orphaned", None, None, false, None),
+        Applied::AppliedWithBadKey(s) => {
+            let (k, d, c) = skip_out(s);
+            ("applied_with_bad_key", Some(k), d, s.fatal_to_kafka(), c)
+        }
+        Applied::Skipped(s) => {
+            let (k, d, c) = skip_out(s);
+            ("skipped", Some(k), d, s.fatal_to_kafka(), c)
+        }
+    }
+}
+
+/// `(segment_id, state, end_offset, broker_leader_epoch, key, offset)`.
+type OrphanOut = (String, i8, Option<i64>, Option<i32>, Option<String>, i64);
+
+fn orphan_out(o: &Orphan) -> OrphanOut {
+    (
+        o.segment_id.to_string(),
+        o.state.id(),
+        o.end_offset,
+        o.broker_leader_epoch,
+        o.key.clone(),
+        o.offset,
+    )
+}
+
+/// The replayed state of one metadata partition (the core's `Store`).
+#[pyclass(module = "rlmeta._native", name = "Store")]
+pub struct Store_ {
+    store: Store,
+}
+
+#[pymethods]
+impl Store_ {
+    #[new]
+    fn new() -> Self {
+        Store_ {
+            store: Store::new(),
+        }
+    }
+
+    /// Replays one record; key and value may be None.
+    #[pyo3(signature = (offset, key, value))]
+    fn apply(&mut self, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Outcome {
+        outcome(&self.store.apply(offset, key, value))
+    }
+
+    /// Replays `(offset, key, value)` records in order, with the GIL released.
+    fn apply_many(&mut self, py: Python<'_>, records: Vec<KV>) -> Vec<Outcome> {
+        let store = &mut self.store;
+        py.detach(|| {
+            records
+                .iter()
+                .map(|(o, k, v)| outcome(&store.apply(*o, k.as_deref(), v.as_deref())))
+                .collect()
+        })
+    }
+
+    /// Replays every record of a segment file image, with the GIL released; returns how many
+    /// records were read.
+    fn apply_file(&mut self, py: Python<'_>, data: &[u8]) -> usize {
+        let store = &mut self.store;
+        py.detach(|| {
+            let mut n = 0;
+            for batch in Batches::new(data, ReadOptions::default()).flatten() {
+                let Ok(records) = batch.records() else {
+                    continue;
+                };
+                for r in records.flatten() {
+                    store.apply(r.offset, r.key, r.value);
+                    n += 1;
+                }
+            }
+            n
+        })
+    }
+
+    fn load_partition(&mut self, py: Python<'_>, tp: Tp) -> PyResult<()> {
+        self.store.load_partition(&tp_in(py, &tp)?);
+        Ok(())
+    }
+
+    fn mark_initialized(&mut self, py: Python<'_>, tp: Tp) -> PyResult<bool> {
+        Ok(self.store.mark_initialized(&tp_in(py, &tp)?))
+    }
+
+    fn segment_for(
+        &self,
+        py: Python<'_>,
+        tp: Tp,
+        leader_epoch: i32,
+        offset: i64,
+    ) -> PyResult<Option<Seg>> {
+        let tp = tp_in(py, &tp)?;
+        run(py, 0, || {
+            Ok(self
+                .store
+                .segment_for(&tp, leader_epoch, offset)?
+                .map(seg_out))
+        })
+    }
+
+    fn highest_offset_for_epoch(
+        &self,
+        py: Python<'_>,
+        tp: Tp,
+        leader_epoch: i32,
+    ) -> PyResult<Option<i64>> {
+        let tp = tp_in(py, &tp)?;
+        run(py, 0, || {
+            self.store.highest_offset_for_epoch(&tp, leader_epoch)
+        })
+    }
+
+    fn segments(&self, py: Python<'_>, tp: Tp) -> PyResult<Vec<Seg>> {
+        let tp = tp_in(py, &tp)?;
+        run(py, 0, || {
+            Ok(self.store.segments(&tp)?.into_iter().map(seg_out).collect())
+        })
+    }
+
+    fn segments_for_epoch(&self, py: Python<'_>, tp: Tp, leader_epoch: i32) -> PyResult<Vec<Seg>> {
+        let tp = tp_in(py, &tp)?;
+        run(py, 0, || {
+            Ok(self
+                .store
+                .segments_for_epoch(&tp, leader_epoch)?
+                .into_iter()
+                .map(seg_out)
+                .collect())
+        })
+    }
+
+    fn next_segment_with_txn_index(
+        &self,
+        py: Python<'_>,
+        tp: Tp,
+        leader_epoch: i32,
+        offset: i64,
+    ) -> PyResult<Option<Seg>> {
+        let tp = tp_in(py, &tp)?;
+        run(py, 0, || {
+            Ok(self
+                .store
+                .next_segment_with_txn_index(&tp, leader_epoch, offset)?
+                .map(seg_out))
+        })
+    }
+
+    fn segment_state(&self, py: Python<'_>, tp: Tp, segment_id: String) -> PyResult<Option<i8>> {
+        let tp = tp_in(py, &tp)?;
+        run(py, 0, || {
+            let id = Uuid::parse(&segment_id)?;
+            Ok(self.store.segment_state(&tp, id)?.map(|s| s.id()))
+        })
+    }
+
+    /// `(state, broker_id, event_timestamp_ms)` of the latest partition-delete event.
+    fn partition_delete(&self, py: Python<'_>, tp: Tp) -> PyResult<Option<(i8, i32, i64)>> {
+        let tp = tp_in(py, &tp)?;
+        Ok(self
+            .store
+            .partition_delete(&tp)
+            .map(|d| (d.state.id(), d.broker_id, d.event_timestamp_ms)))
+    }
+
+    fn orphans(&self, py: Python<'_>, tp: Tp) -> PyResult<Vec<OrphanOut>> {
+        let tp = tp_in(py, &tp)?;
+        Ok(self
+            .store
+            .orphans(&tp)
+            .into_iter()
+            .map(orphan_out)
+            .collect())
+    }
+
+    fn partitions(&self) -> Vec<Tp> {
+        self.store.partitions().into_iter().map(tp_out).collect()
+    }
+
+    /// Every segment the partition's cache holds, initialized or not (for inspection).
+    fn all_segments(&self, py: Python<'_>, tp: Tp) -> PyResult<Vec<Seg>> {
+        let tp = tp_in(py, &tp)?;
+        Ok(self
+            .store
+            .partition_cache(&tp)
+            .map(|c| c.segments().into_iter().map(seg_out).collect())
+            .unwrap_or_default())
+    }
+
+    /// The records to produce for an event (its JSON form, vectors README §6) at `level`:
+    /// `(key, value)` pairs, value None for a tombstone.
+    fn plan(
+        &self,
+        py: Python<'_>,
+        event_json: String,
+        level: i16,
+    ) -> PyResult<Vec<(String, Option<Vec<u8>>)>> {
+        let level = level_in(py, level)?;
+        run(py, 0, || {
+            let event = event_from_json(&rlmeta::json::parse(&event_json)?)?;
+            Ok(self
+                .store
+                .plan(&event, level)?
+                .into_iter()
+                .map(|p| (p.key.format(), p.value))
+                .collect())
+        })
+    }
+
+    /// The records that key a partition's segments written before KIP-1266.
+    fn plan_backfill(
+        &self,
+        py: Python<'_>,
+        tp: Tp,
+        upload_epoch: i32,
+        level: i16,
+    ) -> PyResult<Vec<(String, Option<Vec<u8>>)>> {
+        let level = level_in(py, level)?;
+        let tp = tp_in(py, &tp)?;
+        run(py, 0, || {
+            Ok(self
+                .store
+                .plan_backfill(&tp, upload_epoch, level)?
+                .into_iter()
+                .map(|p| (p.key.format(), p.value))
+                .collect())
+        })
+    }
+}
+
+/// `(partition, segment_id, state, since_ms)`.
+type StuckOut = (Tp, String, i8, i64);
+/// `(partition, (id, start, end), (id, start, end))`.
+type OverlapOut = (Tp, (String, i64, i64), (String, i64, i64));
+
+fn stuck_of(store: &Store, now_ms: i64, threshold_ms: i64) -> Vec<StuckOut> {
+    inspect::stuck_segments(store, now_ms, threshold_ms)
+        .into_iter()
+        .map(|s| {
+            (
+                tp_out(&s.partition),
+                s.id.to_string(),
+                s.state.id(),
+                s.since_ms,
+            )
+        })
+        .collect()
+}
+
+fn overlaps_of(store: &Store) -> Vec<OverlapOut> {
+    let seg = |(id, s, e): (Uuid, i64, i64)| (id.to_string(), s, e);
+    inspect::overlapping_segments(store)
+        .into_iter()
+        .map(|o| (tp_out(&o.partition), seg(o.first), seg(o.second)))
+        .collect()
+}
+
+/// The inspection of one metadata partition, fed record by record or file by file.
+#[pyclass(module = "rlmeta._native", name = "Inspector")]
+pub struct Inspector_ {
+    inner: Option<Inspector>,
+}
+
+impl Inspector_ {
+    fn get(&mut self, py: Python<'_>) -> PyResult<&mut Inspector> {
+        self.inner.as_mut().ok_or_else(|| {
+            to_py_err(
+                py,
+                &Error::new(
+                    ErrorKind::InvalidState,
+                    "the inspection is already finished",
+                ),
+            )
+        })
+    }
+}
+
+#[pymethods]
+impl Inspector_ {
+    #[new]
+    fn new() -> Self {
+        Inspector_ {
+            inner: Some(Inspector::new()),
+        }
+    }
+
+    #[pyo3(signature = (offset, timestamp, key, value))]
+    fn push(
+        &mut self,
+        py: Python<'_>,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> PyResult<Outcome> {
+        Ok(outcome(&self.get(py)?.push(offset, timestamp, key, value)))
+    }
+
+    /// `(offset, timestamp, key, value)` records in order, with the GIL released.
+    fn push_many(&mut self, py: Python<'_>, records: Vec<Rec>) -> PyResult<Vec<Outcome>> {
+        let inspector = self.get(py)?;
+        Ok(py.detach(|| {
+            records
+                .iter()
+                .map(|(o, t, k, v)| outcome(&inspector.push(*o, *t, k.as_deref(), v.as_deref())))
+                .collect()
+        }))
+    }
+
+    fn push_file(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        let inspector = self.get(py)?;
+        py.detach(|| inspector.push_file(data));
+        Ok(())
+    }
+
+    fn stuck(&mut self, py: Python<'_>, now_ms: i64, threshold_ms: i64) -> PyResult<Vec<StuckOut>> {
+        Ok(stuck_of(self.get(py)?.store(), now_ms, threshold_ms))
+    }
+
+    fn overlaps(&mut self, py: Python<'_>) -> PyResult<Vec<OverlapOut>> {
+        Ok(overlaps_of(self.get(py)?.store()))
+    }
+
+    /// Every orphan of every user partition, with its partition.
+    fn orphans(&mut self, py: Python<'_>) -> PyResult<Vec<(Tp, OrphanOut)>> {
+        let store = self.get(py)?.store();
+        Ok(store
+            .partitions()
+            .into_iter()
+            .flat_map(|tp| {
+                store
+                    .orphans(tp)
+                    .into_iter()
+                    .map(move |o| (tp_out(tp), orphan_out(o)))
+            })
+            .collect())
+    }
+
+    /// Ends the inspection: `(text, json)` of the core's report.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<(String, String)> {
+        let inspector = self.inner.take().ok_or_else(|| {
+            to_py_err(
+                py,
+                &Error::new(
+                    ErrorKind::InvalidState,
+                    "the inspection is already finished",
+                ),
+            )
+        })?;
+        let done = py.detach(move || inspector.finish());
+        Ok((done.to_text(), done.to_json().to_string()))
+    }
+}
+
+/// A batch header: `(position, base_offset, batch_length, partition_leader_epoch, magic, crc,
+/// attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id, producer_epoch,
+/// base_sequence, records_count, compression, timestamp_type, transactional, control,
+/// crc_valid, size_in_bytes)`.
+type BatchHead = (
+    (usize, i64, i32, i32, i8, u32, i16, i32),
+    (i64, i64, i64, i16, i32, i32),
+    (String, &'static str, bool, bool, Option<bool>, usize),
+);
+/// `(offset, timestamp, key, value, headers)`.
+type RecOut = (
+    i64,
+    i64,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+    Vec<(Vec<u8>, Option<Vec<u8>>)>,
+);
+
+/// Walks the batches of a segment file or checkpoint image, one batch per `next()`.
+#[pyclass(module = "rlmeta._native")]
+pub struct BatchReader {
+    data: Py<PyBytes>,
+    pos: usize,
+    finished: bool,
+    options: ReadOptions,
+}
+
+#[pymethods]
+impl BatchReader {
+    #[new]
+    #[pyo3(signature = (data, verify_crc = true))]
+    fn new(data: Py<PyBytes>, verify_crc: bool) -> Self {
+        let options = ReadOptions {
+            crc: if verify_crc {
+                CrcCheck::Verify
+            } else {
+                CrcCheck::Skip
+            },
+            ..ReadOptions::default()
+        };
+        BatchReader {
+            data,
+            pos: 0,
+            finished: false,
+            options,
+        }
+    }
+
+    /// Bytes consumed as whole entries so far.
+    #[getter]
+    fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The next batch as `(header, records)`, an error object for an entry the walk skips
+    /// (legacy magic), or None when the walk is over. An error that ends the walk is raised.
+    fn next_batch(&mut self, py: Python<'_>) -> PyResult<NextBatch> {
+        if self.finished {
+            return Ok(None);
+        }
+        let data = self.data.bind(py).as_bytes();
+        let mut walk = Batches::resume(data, self.pos, self.options);
+        let item = walk.next();
+        self.pos = walk.position();
+        self.finished = walk.is_finished();
+        let Some(item) = item else {
+            self.finished = true;
+            return Ok(None);
+        };
+        let batch = match item {
+            Ok(b) => b,
+            Err(e) if !self.finished => {
+                return Ok(Some((
+                    None,
+                    Some(to_py_err(py, &e).into_value(py).into_any()),
+                )));
+            }
+            Err(e) => return Err(to_py_err(py, &e)),
+        };
+        let compression = batch.compression().map_or_else(
+            |_| format!("unknown({})", batch.attributes.compression_id()),
+            |c| c.name().to_owned(),
+        );
+        let head: BatchHead = (
+            (
+                batch.position,
+                batch.base_offset,
+                batch.batch_length,
+                batch.partition_leader_epoch,
+                batch.magic,
+                batch.crc,
+                batch.attributes.0,
+                batch.last_offset_delta,
+            ),
+            (
+                batch.base_timestamp,
+                batch.max_timestamp,
+                batch.producer_id,
+                batch.producer_epoch,
+                batch.base_sequence,
+                batch.records_count,
+            ),
+            (
+                compression,
+                batch.timestamp_type().name(),
+                batch.is_transactional(),
+                batch.is_control(),
+                batch.crc_valid(),
+                batch.size_in_bytes(),
+            ),
+        );
+        let records = batch.records().map_err(|e| to_py_err(py, &e))?;
+        let mut out = Vec::new();
+        for r in records {
+            let r = r.map_err(|e| to_py_err(py, &e))?;
+            let headers = r
+                .headers
+                .iter()
+                .map(|h| (h.key.to_vec(), h.value.map(<[u8]>::to_vec)))
+                .collect();
+            out.push((
+                r.offset,
+                r.timestamp,
+                r.key.map(<[u8]>::to_vec),
+                r.value.map(<[u8]>::to_vec),
+                headers,
+            ));
+        }
+        Ok(Some((Some((head, out)), None)))
+    }
+}
+
+/// A KRaft checkpoint: `(header (version, last_contained_log_timestamp) or None, footer version
+/// or None, kraft_version, voters, batches, records [(offset, api_key, version)], features
+/// [(offset, name, level)], complete)`.
+type CheckpointOut = (
+    Option<(i16, i64)>,
+    Option<i16>,
+    Option<i16>,
+    Option<Vec<i32>>,
+    usize,
+    Vec<(i64, u16, u16)>,
+    Vec<(i64, String, i16)>,
+    bool,
+);
+
+#[pyfunction]
+pub fn read_checkpoint(py: Python<'_>, data: &[u8]) -> PyResult<CheckpointOut> {
+    run(py, data.len(), || {
+        let c = rlmeta::checkpoint::Checkpoint::parse(data)?;
+        Ok((
+            c.header
+                .as_ref()
+                .map(|h| (h.version, h.last_contained_log_timestamp)),
+            c.footer,
+            c.kraft_version,
+            c.voters.clone(),
+            c.batches,
+            c.records
+                .iter()
+                .map(|r| (r.offset, r.api_key, r.version))
+                .collect(),
+            c.features
+                .iter()
+                .map(|f| (f.offset, f.name.clone(), f.level))
+                .collect(),
+            c.is_complete(),
+        ))
+    })
+}
+
+/// The feature levels a complete checkpoint finalizes, by name.
+#[pyfunction]
+pub fn finalized_features(py: Python<'_>, data: &[u8]) -> PyResult<Vec<(String, i16)>> {
+    run(py, data.len(), || {
+        Ok(rlmeta::checkpoint::finalized_features(data)?
+            .iter()
+            .map(|(n, l)| (n.to_owned(), l))
+            .collect())
+    })
+}
+
+/// kafka-dump-log's listing of a segment file (`keys`: with each record's key).
+#[pyfunction]
+#[pyo3(signature = (name, data, keys = true))]
+pub fn dump_log(py: Python<'_>, name: String, data: &[u8], keys: bool) -> String {
+    py.detach(|| rlmeta::format::dump_log(&name, data, rlmeta::format::DumpOptions { keys }))
+}
+
+/// One record's line of the listing with keys (records read from a live topic).
+#[pyfunction]
+#[pyo3(signature = (offset, timestamp, key, value))]
+pub fn record_line(
+    offset: i64,
+    timestamp: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> String {
+    rlmeta::format::record_line(offset, timestamp, key, value)
+}
+
+/// The JSON listing of a segment file (64-bit numbers exact).
+#[pyfunction]
+pub fn dump_log_json(py: Python<'_>, name: String, data: &[u8]) -> String {
+    py.detach(|| rlmeta::format::dump_log_json(&name, data, Int64Style::Number).to_string())
+}
+
+/// The in-memory log the cleaner and retention work on (the core's `compaction::Log`).
+#[pyclass(module = "rlmeta._native")]
+pub struct CompactionLog {
+    log: Log,
+}
+
+#[pymethods]
+impl CompactionLog {
+    #[new]
+    #[pyo3(signature = (cleanup_policy, retention_ms, min_compaction_lag_ms, delete_retention_ms, segment_ms, segment_records))]
+    fn new(
+        py: Python<'_>,
+        cleanup_policy: String,
+        retention_ms: i64,
+        min_compaction_lag_ms: i64,
+        delete_retention_ms: i64,
+        segment_ms: i64,
+        segment_records: usize,
+    ) -> PyResult<Self> {
+        let policy = CleanupPolicy::parse(&cleanup_policy).map_err(|e| to_py_err(py, &e))?;
+        Ok(CompactionLog {
+            log: Log::new(TopicConfig {
+                cleanup_policy: policy,
+                retention_ms,
+                min_compaction_lag_ms,
+                delete_retention_ms,
+                segment_ms,
+                segment_records: segment_records.max(1),
+            }),
+        })
+    }
+
+    /// Appends a record and returns the offset it got in this log.
+    #[pyo3(signature = (timestamp_ms, key, value))]
+    fn append(&mut self, timestamp_ms: i64, key: Option<Vec<u8>>, value: Option<Vec<u8>>) -> i64 {
+        self.log.append(timestamp_ms, key, value)
+    }
+
+    /// Appends `(timestamp, key, value)` records, with the GIL released.
+    fn append_many(&mut self, py: Python<'_>, records: Vec<KV>) {
+        let log = &mut self.log;
+        py.detach(|| {
+            for (t, k, v) in records {
+                log.append(t, k, v);
+            }
+        });
+    }
+
+    /// Runs retention and the cleaner as they would run at `now_ms`.
+    fn clean(&mut self, py: Python<'_>, now_ms: i64) {
+        let log = &mut self.log;
+        py.detach(|| log.clean(now_ms));
+    }
+
+    /// The records that remain: `(offset, timestamp, key, value)`.
+    fn records(&self) -> Vec<Rec> {
+        self.log
+            .records()
+            .map(|r| (r.offset, r.timestamp_ms, r.key.clone(), r.value.clone()))
+            .collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.log.len()
+    }
+}
+
+/// Kafka's spelling of a `cleanup.policy` value, checked.
+#[pyfunction]
+pub fn cleanup_policy_name(py: Python<'_>, text: String) -> PyResult<&'static str> {
+    run(py, 0, || Ok(CleanupPolicy::parse(&text)?.name()))
+}
+
+/// The topic configs of a level: `(name, value)`, value None for an override to remove.
+#[pyfunction]
+pub fn level_topic_configs(
+    py: Python<'_>,
+    level: i16,
+    v1_retention_ms: i64,
+    v1_segment_ms: i64,
+) -> PyResult<Vec<(&'static str, Option<String>)>> {
+    Ok(level_in(py, level)?.topic_configs(v1_retention_ms, v1_segment_ms))
+}
+
+#[pyfunction]
+pub fn check_upgrade(
+    py: Python<'_>,
+    from_level: i16,
+    to_level: i16,
+    fresh_cluster: bool,
+) -> PyResult<()> {
+    let (from, to) = (level_in(py, from_level)?, level_in(py, to_level)?);
+    run(py, 0, || from.check_upgrade(to, fresh_cluster))
+}
+
+/// `(writes_kip1266_values, allows_tombstones)` of a level.
+#[pyfunction]
+pub fn level_properties(py: Python<'_>, level: i16) -> PyResult<(bool, bool)> {
+    let l = level_in(py, level)?;
+    Ok((l.writes_kip1266_values(), l.allows_tombstones()))
+}
+
+#[pyfunction]
+pub fn level_record_key(py: Python<'_>) -> Bound<'_, PyBytes> {
+    PyBytes::new(py, feature::LEVEL_RECORD_KEY)
+}
+
+#[pyfunction]
+pub fn level_record_value(py: Python<'_>, level: i16) -> PyResult<Bound<'_, PyBytes>> {
+    Ok(PyBytes::new(
+        py,
+        feature::level_record_value(level_in(py, level)?),
+    ))
+}
+
+/// The level a level record carries, None for any other record; raises for an invalid one.
+#[pyfunction]
+#[pyo3(signature = (key, value))]
+pub fn parse_level_record(
+    py: Python<'_>,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> PyResult<Option<i16>> {
+    match feature::parse_level_record(key, value) {
+        None => Ok(None),
+        Some(r) => run(py, 0, || r.map(|l| Some(l.level()))),
+    }
+}
+
+/// `(ready, null_key_records, estimated_cleanup_ms)` of the level-2 readiness check.
+#[pyfunction]
+#[pyo3(signature = (null_key_records, last_null_key_timestamp_ms, segment_ms, retention_ms))]
+pub fn readiness(
+    null_key_records: u64,
+    last_null_key_timestamp_ms: Option<i64>,
+    segment_ms: i64,
+    retention_ms: i64,
+) -> (bool, u64, Option<i64>) {
+    let scan = NullKeyScan {
+        null_key_records,
+        last_null_key_timestamp_ms,
+    };
+    match scan.readiness(segment_ms, retention_ms) {
+        Readiness::Ready => (true, 0, None),
+        Readiness::Wait {
+            null_key_records,
+            estimated_cleanup_ms,
+        } => (false, null_key_records, estimated_cleanup_ms),
+    }
+}
+
+#[pyfunction]
+pub fn safe_v1_retention_ms(
+    py: Python<'_>,
+    tiered_retention_ms: Vec<i64>,
+    margin_ms: i64,
+) -> PyResult<i64> {
+    run(py, 0, || {
+        feature::safe_v1_retention_ms(&tiered_retention_ms, margin_ms)
+    })
+}
+
+#[pyfunction]
+pub fn check_v1_retention(
+    py: Python<'_>,
+    requested_ms: i64,
+    tiered_retention_ms: Vec<i64>,
+    margin_ms: i64,
+    force: bool,
+) -> PyResult<()> {
+    run(py, 0, || {
+        feature::check_v1_retention(requested_ms, &tiered_retention_ms, margin_ms, force)
+    })
+}
+
+#[pyfunction]
+pub fn manager_is_kip1266_capable(class_name: String) -> bool {
+    feature::manager_is_kip1266_capable(&class_name)
+}
+
+#[pyfunction]
+pub fn kip1266_capable_managers() -> Vec<&'static str> {
+    feature::KIP1266_CAPABLE_MANAGERS.to_vec()
+}
+
+fn partition_levels(
+    py: Python<'_>,
+    partitions: &[(bool, Option<i16>)],
+) -> PyResult<Vec<PartitionLevel>> {
+    partitions
+        .iter()
+        .map(|(read, level)| {
+            Ok(match (read, level) {
+                (false, _) => PartitionLevel::Unknown,
+                (true, None) => PartitionLevel::Read(None),
+                (true, Some(l)) => PartitionLevel::Read(Some(level_in(py, *l)?)),
+            })
+        })
+        .collect()
+}
+
+/// The topic's level from its partitions' `(read_to_end, level_record_level)`.
+#[pyfunction]
+pub fn topic_level(py: Python<'_>, partitions: Vec<(bool, Option<i16>)>) -> PyResult<i16> {
+    let levels = partition_levels(py, &partitions)?;
+    run(py, 0, || Ok(feature::topic_level(&levels)?.level()))
+}
+
+/// The partitions that still need the level record of `target`.
+#[pyfunction]
+pub fn partitions_missing_level(
+    py: Python<'_>,
+    partitions: Vec<(bool, Option<i16>)>,
+    target: i16,
+) -> PyResult<Vec<usize>> {
+    let levels = partition_levels(py, &partitions)?;
+    Ok(feature::partitions_missing_level(
+        &levels,
+        level_in(py, target)?,
+    ))
+}
+
+/// `(day, live_segments, append_only_records, append_only_bytes, compacted_records,
+/// compacted_bytes)` points of the growth projection.
+#[pyfunction]
+pub fn project_growth_points(
+    py: Python<'_>,
+    upload_bytes_per_day: u64,
+    segment_bytes: u64,
+    tiered_retention_ms: i64,
+    user_partitions: u32,
+    days: u32,
+    sample_every_days: u32,
+) -> PyResult<Vec<Point>> {
+    let params = GrowthParams {
+        upload_bytes_per_day,
+        segment_bytes,
+        tiered_retention_ms,
+        user_partitions,
+        days,
+        sample_every_days,
+    };
+    run(py, usize::MAX, move || {
+        Ok(project_growth(&params)?
+            .into_iter()
+            .map(|p| {
+                (
+                    p.day,
+                    p.live_segments,
+                    p.append_only_records,
+                    p.append_only_bytes,
+                    p.compacted_records,
+                    p.compacted_bytes,
+                )
+            })
+            .collect())
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Store_>()?;
+    m.add_class::<Inspector_>()?;
+    m.add_class::<BatchReader>()?;
+    m.add_class::<CompactionLog>()?;
+    m.add_function(wrap_pyfunction!(read_checkpoint, m)?)?;
+    m.add_function(wrap_pyfunction!(finalized_features, m)?)?;
+    m.add_function(wrap_pyfunction!(dump_log, m)?)?;
+    m.add_function(wrap_pyfunction!(dump_log_json, m)?)?;
+    m.add_function(wrap_pyfunction!(record_line, m)?)?;
+    m.add_function(wrap_pyfunction!(cleanup_policy_name, m)?)?;
+    m.add_function(wrap_pyfunction!(level_topic_configs, m)?)?;
+    m.add_function(wrap_pyfunction!(check_upgrade, m)?)?;
+    m.add_function(wrap_pyfunction!(level_properties, m)?)?;
+    m.add_function(wrap_pyfunction!(level_record_key, m)?)?;
+    m.add_function(wrap_pyfunction!(level_record_value, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_level_record, m)?)?;
+    m.add_function(wrap_pyfunction!(readiness, m)?)?;
+    m.add_function(wrap_pyfunction!(safe_v1_retention_ms, m)?)?;
+    m.add_function(wrap_pyfunction!(check_v1_retention, m)?)?;
+    m.add_function(wrap_pyfunction!(manager_is_kip1266_capable, m)?)?;
+    m.add_function(wrap_pyfunction!(kip1266_capable_managers, m)?)?;
+    m.add_function(wrap_pyfunction!(topic_level, m)?)?;
+    m.add_function(wrap_pyfunction!(partitions_missing_level, m)?)?;
+    m.add_function(wrap_pyfunction!(project_growth_points, m)?)?;
+    Ok(())
+}
