@@ -23,7 +23,7 @@ WASM_VERSION   := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | hea
 WASM_TESTS     := $(wildcard $(WASM_DIR)/tests/*.test.mjs)
 TSC            := node_modules/.bin/tsc
 
-.PHONY: wasm-tools-check wasm-build wasm-size wasm-test wasm-node-test wasm-types
+.PHONY: wasm-tools-check wasm-build wasm-size wasm-test wasm-node-test wasm-types wasm-inspect-bin
 
 wasm-tools-check:
 	@lock=$$(grep -A1 '^name = "wasm-bindgen"$$' Cargo.lock | sed -n 's/^version = "\(.*\)"$$/\1/p'); \
@@ -34,6 +34,7 @@ wasm-tools-check:
 # $(1): package dir, $(2): entry name (index|web), $(3): package type (commonjs|module)
 define wasm-package
 	cp $(WASM_DIR)/js/errors.mjs $(WASM_DIR)/js/errors.d.mts $(WASM_DIR)/js/api.mjs $(WASM_DIR)/js/api.d.mts \
+	  $(WASM_DIR)/js/files.mjs $(WASM_DIR)/js/files.d.mts \
 	  $(WASM_DIR)/js/$(2).mjs $(WASM_DIR)/js/$(2).d.mts $(1)/
 	printf '{\n  "name": "rlmeta",\n  "version": "%s",\n  "license": "Apache-2.0",\n  "type": "%s",\n  "exports": {".": {"types": "./%s.d.mts", "default": "./%s.mjs"}}\n}\n' \
 	  '$(WASM_VERSION)' '$(3)' '$(2)' '$(2)' > $(1)/package.json
@@ -56,8 +57,13 @@ $(TSC): package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	@touch $@
 
-wasm-node-test: wasm-build
-	RLMETA_VECTORS="$(abspath $(VECTORS))" node --test $(WASM_TESTS)
+# The Rust inspector whose JSON (inspect --json) the file tests check the module against.
+WASM_INSPECT := $(or $(CARGO_TARGET_DIR),target)/release/inspect
+wasm-inspect-bin:
+	$(CARGO) build -q --release -p rlmeta-examples --bin inspect
+
+wasm-node-test: wasm-build wasm-inspect-bin
+	RLMETA_VECTORS="$(abspath $(VECTORS))" RLMETA_INSPECT="$(abspath $(WASM_INSPECT))" node --test $(WASM_TESTS)
 
 wasm-types: wasm-build $(TSC)
 	$(TSC) -p $(WASM_DIR)/tests/tsconfig.json
