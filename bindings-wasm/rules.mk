@@ -72,3 +72,27 @@ wasm-types: wasm-build $(TSC)
 wasm-test: wasm-node-test wasm-types
 
 BINDING_TESTS += wasm-test
+
+# ---------------------------------------------------------------- the inspector page
+# inspector-build: bindings-wasm/inspector/ built by Vite into one self-contained HTML file,
+# build/inspector/index.html (JS, CSS, worker and module inlined: it opens from disk, offline).
+# The page compiles the module once and hands it to its worker, so the web glue's default
+# `new URL('rlmeta_wasm_bg.wasm', import.meta.url)` goes (Vite would inline the module twice).
+INSPECTOR_PKG  := $(BUILD)/inspector-pkg
+INSPECTOR_HTML := $(BUILD)/inspector/index.html
+VITE           := node_modules/.bin/vite
+WASM_URL_EXPR  := new URL('rlmeta_wasm_bg.wasm', import.meta.url)
+
+.PHONY: inspector-build inspector-open
+
+$(VITE): package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	@touch $@
+
+inspector-build: wasm-build $(VITE)
+	rm -rf $(INSPECTOR_PKG) && cp -r $(WASM_PKG_WEB) $(INSPECTOR_PKG)
+	@grep -qF "$(WASM_URL_EXPR)" $(INSPECTOR_PKG)/rlmeta_wasm.js || { echo "wasm-bindgen glue changed: no default module URL to drop"; exit 1; }
+	sed -i "s|$(WASM_URL_EXPR)|undefined|" $(INSPECTOR_PKG)/rlmeta_wasm.js
+	$(VITE) build --config $(WASM_DIR)/inspector/vite.config.mjs
+	@printf 'inspector-build: %s %d bytes, %d gzip -9 (open it in a browser: file://%s)\n' $(INSPECTOR_HTML) \
+	  $$(stat -c %s $(INSPECTOR_HTML)) $$(gzip -9c $(INSPECTOR_HTML) | wc -c) $(abspath $(INSPECTOR_HTML))

@@ -162,6 +162,7 @@ export interface SegmentLog {
   lifecycles(): Lifecycles;
   preview(config: TopicConfigInput, nowMs: string | bigint | number): CompactionPreview;
   readiness(segmentMs: string | bigint | number, retentionMs: string | bigint | number): MigrationReadiness;
+  readinessAtLevel1(): MigrationReadiness;
   free(): void;
 }
 

@@ -147,6 +147,11 @@ export function fileApi(native, call, check) {
           estimatedCleanupMs: str(r.estimatedCleanupMs) ?? null,
         })));
       },
+      /** The same under the level-1 configs the KIP's tool sets by default. */
+      readinessAtLevel1: () => call(() => taken(log.readinessAtLevel1(), (r) => ({
+        ready: r.ready, nullKeyRecords: r.nullKeyRecords, lastNullKeyTimestamp: str(r.lastNullKeyTimestamp) ?? null,
+        estimatedCleanupMs: str(r.estimatedCleanupMs) ?? null,
+      }))),
       free: () => log.free(),
     });
   }

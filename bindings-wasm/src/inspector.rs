@@ -16,7 +16,10 @@ use rlmeta::batch::{Batch, CrcCheck, DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD
 use rlmeta::checkpoint::Checkpoint;
 use rlmeta::compaction::{CleanupPolicy, TopicConfig};
 use rlmeta::error::ErrorKind;
-use rlmeta::feature::{FEATURE_NAME, NullKeyScan, Readiness, parse_level_record};
+use rlmeta::feature::{
+    DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS, FEATURE_NAME, NullKeyScan, Readiness,
+    parse_level_record,
+};
 use rlmeta::format::{kafka_decode_error_text, to_kafka_string};
 use rlmeta::inspect::{Inspection, PreviewRecord, inspect, preview_compaction, segment_marks};
 use rlmeta::json::{Int64Style, to_hex, value_to_json};
@@ -690,6 +693,13 @@ impl SegmentLog {
                 kept
             },
         })
+    }
+
+    /// [`SegmentLog::readiness`] under the level-1 configs the KIP's tool sets by default
+    /// (`segment.ms` 1 day, `retention.ms` 14 days).
+    #[wasm_bindgen(js_name = readinessAtLevel1)]
+    pub fn readiness_at_level1(&self) -> ReadinessView {
+        self.readiness(DEFAULT_V1_SEGMENT_MS, DEFAULT_V1_RETENTION_MS)
     }
 
     /// Whether level 2 is safe for this partition (no null-key record), and when under level 1's
