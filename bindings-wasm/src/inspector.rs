@@ -652,28 +652,42 @@ impl SegmentLog {
                 segment_records as usize
             },
         };
-        let mut owned: Vec<OwnedRecord> = Vec::new();
+        // The batches stay parsed (a compressed one keeps its records decompressed) so that the
+        // records borrow their keys and values instead of copying them.
+        let mut corrupt_file = None;
+        let mut parsed = Vec::new();
+        for b in &self.batches {
+            if !b.crc_valid {
+                corrupt_file = Some(b.file);
+            }
+            if corrupt_file == Some(b.file) {
+                continue;
+            }
+            let bytes = self
+                .files
+                .get(b.file as usize)
+                .and_then(|f| f.bytes.get(b.position..));
+            if let Some(batch) = bytes.and_then(|bytes| Batch::parse(bytes, b.position, READ).ok())
+            {
+                parsed.push((b.first_row, batch));
+            }
+        }
         let mut rows = Vec::new();
-        self.records_where(true, |row, r| {
-            rows.push(row as usize);
-            owned.push((
-                r.offset,
-                r.timestamp,
-                r.key.map(<[u8]>::to_vec),
-                r.value.map(<[u8]>::to_vec),
-                r.size,
-            ));
-        });
-        let records: Vec<PreviewRecord<'_>> = owned
-            .iter()
-            .map(|(offset, timestamp, key, value, size)| PreviewRecord {
-                offset: *offset,
-                timestamp: *timestamp,
-                key: key.as_deref(),
-                value: value.as_deref(),
-                size: *size,
-            })
-            .collect();
+        let mut records = Vec::new();
+        for (first, batch) in &parsed {
+            let Ok(rs) = batch.records() else { continue };
+            for (row, r) in (*first..).zip(rs) {
+                let Ok(r) = r else { break };
+                rows.push(row as usize);
+                records.push(PreviewRecord {
+                    offset: r.offset,
+                    timestamp: r.timestamp,
+                    key: r.key,
+                    value: r.value,
+                    size: r.size,
+                });
+            }
+        }
         let p = preview_compaction(&records, config, now_ms);
         Ok(PreviewView {
             records_before: p.records_before as u32,
@@ -726,9 +740,6 @@ impl SegmentLog {
         }
     }
 }
-
-/// A record's offset, timestamp, key, value and size, copied out of its batch.
-type OwnedRecord = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>, usize);
 
 fn slice<T: Copy>(v: &[T], from: u32, to: u32) -> Vec<T> {
     let to = (to as usize).min(v.len());

@@ -321,12 +321,7 @@ pub struct SegmentMarks {
 
 /// The marks of each lifecycle, in the same order as `segments`.
 pub fn segment_marks(segments: &[SegmentLifecycle]) -> Vec<SegmentMarks> {
-    let copied = |l: &SegmentLifecycle| {
-        matches!(l.now, Some(SegmentState::CopySegmentFinished))
-            .then_some(())
-            .and(l.start_offset.zip(l.end_offset))
-    };
-    segments
+    let mut marks: Vec<SegmentMarks> = segments
         .iter()
         .map(|l| SegmentMarks {
             stuck: matches!(
@@ -334,15 +329,33 @@ pub fn segment_marks(segments: &[SegmentLifecycle]) -> Vec<SegmentMarks> {
                 Some(SegmentState::CopySegmentStarted | SegmentState::DeleteSegmentStarted)
             ),
             dangling: l.start_offset.is_none(),
-            overlapping: copied(l).is_some_and(|(s, e)| {
-                segments.iter().any(|o| {
-                    o.id != l.id
-                        && o.partition == l.partition
-                        && copied(o).is_some_and(|(os, oe)| s <= oe && os <= e)
-                })
-            }),
+            overlapping: false,
         })
-        .collect()
+        .collect();
+    // Live copied ranges by user partition, sorted by start: a range overlaps another when it
+    // starts before the furthest end seen so far, or the next one starts before its end.
+    let mut copied: Vec<(&TopicIdPartition, i64, i64, usize)> = segments
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.now == Some(SegmentState::CopySegmentFinished))
+        .filter_map(|(i, l)| Some((&l.partition, l.start_offset?, l.end_offset?, i)))
+        .collect();
+    copied.sort();
+    let mut furthest: Option<(&TopicIdPartition, i64)> = None;
+    for (k, &(tp, start, end, i)) in copied.iter().enumerate() {
+        let before = furthest.is_some_and(|(p, e)| p == tp && start <= e);
+        furthest = match furthest {
+            Some((p, e)) if p == tp => Some((tp, e.max(end))),
+            _ => Some((tp, end)),
+        };
+        let after = copied
+            .get(k + 1)
+            .is_some_and(|&(p, s, _, _)| p == tp && s <= end);
+        if let Some(m) = marks.get_mut(i) {
+            m.overlapping = before || after;
+        }
+    }
+    marks
 }
 
 /// One record of the log as [`preview_compaction`] takes it (in log order).

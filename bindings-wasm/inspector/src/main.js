@@ -265,7 +265,8 @@ function rowsOfFile(file) {
 }
 
 // ------------------------------------------------------------------ summary, level, migration
-function onSummary({ summary, lifecycles, readiness }) {
+function onSummary({ summary, lifecycles, readiness, summarizeMs }) {
+  document.body.dataset.summarizeMs = summarizeMs.toFixed(1);
   state.summary = summary;
   state.lifecycles = lifecycles;
   const s = summary;
@@ -574,9 +575,14 @@ function showLifecycles() {
   const n = l.ids.length;
   const body = $('lifecycle-table').tBodies[0];
   const rowsHtml = [];
-  for (let i = 0; i < n; i++) {
-    const steps = [];
-    for (let k = 0; k < l.steps.lifecycle.length; k++) if (l.steps.lifecycle[k] === i) steps.push(`${SEGMENT_STATES[l.steps.state[k]]}@${l.steps.offset[k]}`);
+  const shown = Math.min(n, 5000); // the chart shows them all; the table the first 5000
+  const stepsOf = Array.from({ length: shown }, () => []);
+  for (let k = 0; k < l.steps.lifecycle.length; k++) {
+    const i = l.steps.lifecycle[k];
+    if (i < shown) stepsOf[i].push(`${SEGMENT_STATES[l.steps.state[k]]}@${l.steps.offset[k]}`);
+  }
+  for (let i = 0; i < shown; i++) {
+    const steps = stepsOf[i];
     const marks = [];
     if (l.marks[i] & MARK.STUCK) marks.push('stuck');
     if (l.marks[i] & MARK.DANGLING) marks.push('dangling');
@@ -590,8 +596,8 @@ function showLifecycles() {
       el('td', { text: l.now[i] < 0 ? 'gone' : `live, ${SEGMENT_STATES[l.now[i]]}` }),
       el('td', { class: marks.length ? 'bad' : '', text: marks.join(', ') }));
     rowsHtml.push(tr);
-    if (rowsHtml.length > 5000) break; // the chart shows them all; the table the first 5000
   }
+  if (shown < n) rowsHtml.push(el('tr', {}, el('td', { colspan: '6', class: 'muted', text: `… and ${(n - shown).toLocaleString('en')} more (the chart shows every one)` })));
   body.replaceChildren(...rowsHtml);
   drawChart();
 }

@@ -56,8 +56,11 @@ async function open(files) {
     rows = n;
   }
   postMessage({ type: 'indexed', rows, tables: log.tables(), faults: log.faults(), segments: segments.length });
+  const t = performance.now();
   log.summarize();
+  const summarizeMs = performance.now() - t;
   postMessage({
+    summarizeMs,
     type: 'summary',
     summary: log.summary(),
     lifecycles: log.lifecycles(),
