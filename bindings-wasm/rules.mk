@@ -23,7 +23,7 @@ WASM_VERSION   := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | hea
 WASM_TESTS     := $(wildcard $(WASM_DIR)/tests/*.test.mjs)
 TSC            := node_modules/.bin/tsc
 
-.PHONY: wasm-tools-check wasm-build wasm-size wasm-test wasm-node-test wasm-types
+.PHONY: wasm-tools-check wasm-build wasm-size wasm-test wasm-node-test wasm-types wasm-inspect-bin
 
 wasm-tools-check:
 	@lock=$$(grep -A1 '^name = "wasm-bindgen"$$' Cargo.lock | sed -n 's/^version = "\(.*\)"$$/\1/p'); \
@@ -34,6 +34,7 @@ wasm-tools-check:
 # $(1): package dir, $(2): entry name (index|web), $(3): package type (commonjs|module)
 define wasm-package
 	cp $(WASM_DIR)/js/errors.mjs $(WASM_DIR)/js/errors.d.mts $(WASM_DIR)/js/api.mjs $(WASM_DIR)/js/api.d.mts \
+	  $(WASM_DIR)/js/files.mjs $(WASM_DIR)/js/files.d.mts \
 	  $(WASM_DIR)/js/$(2).mjs $(WASM_DIR)/js/$(2).d.mts $(1)/
 	printf '{\n  "name": "rlmeta",\n  "version": "%s",\n  "license": "Apache-2.0",\n  "type": "%s",\n  "exports": {".": {"types": "./%s.d.mts", "default": "./%s.mjs"}}\n}\n' \
 	  '$(WASM_VERSION)' '$(3)' '$(2)' '$(2)' > $(1)/package.json
@@ -56,8 +57,13 @@ $(TSC): package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	@touch $@
 
-wasm-node-test: wasm-build
-	RLMETA_VECTORS="$(abspath $(VECTORS))" node --test $(WASM_TESTS)
+# The Rust inspector whose JSON (inspect --json) the file tests check the module against.
+WASM_INSPECT := $(or $(CARGO_TARGET_DIR),target)/release/inspect
+wasm-inspect-bin:
+	$(CARGO) build -q --release -p rlmeta-examples --bin inspect
+
+wasm-node-test: wasm-build wasm-inspect-bin
+	RLMETA_VECTORS="$(abspath $(VECTORS))" RLMETA_INSPECT="$(abspath $(WASM_INSPECT))" node --test $(WASM_TESTS)
 
 wasm-types: wasm-build $(TSC)
 	$(TSC) -p $(WASM_DIR)/tests/tsconfig.json
@@ -66,3 +72,27 @@ wasm-types: wasm-build $(TSC)
 wasm-test: wasm-node-test wasm-types
 
 BINDING_TESTS += wasm-test
+
+# ---------------------------------------------------------------- the inspector page
+# inspector-build: bindings-wasm/inspector/ built by Vite into one self-contained HTML file,
+# build/inspector/index.html (JS, CSS, worker and module inlined: it opens from disk, offline).
+# The page compiles the module once and hands it to its worker, so the web glue's default
+# `new URL('rlmeta_wasm_bg.wasm', import.meta.url)` goes (Vite would inline the module twice).
+INSPECTOR_PKG  := $(BUILD)/inspector-pkg
+INSPECTOR_HTML := $(BUILD)/inspector/index.html
+VITE           := node_modules/.bin/vite
+WASM_URL_EXPR  := new URL('rlmeta_wasm_bg.wasm', import.meta.url)
+
+.PHONY: inspector-build inspector-open
+
+$(VITE): package.json package-lock.json
+	npm ci --no-audit --no-fund --silent
+	@touch $@
+
+inspector-build: wasm-build $(VITE)
+	rm -rf $(INSPECTOR_PKG) && cp -r $(WASM_PKG_WEB) $(INSPECTOR_PKG)
+	@grep -qF "$(WASM_URL_EXPR)" $(INSPECTOR_PKG)/rlmeta_wasm.js || { echo "wasm-bindgen glue changed: no default module URL to drop"; exit 1; }
+	sed -i "s|$(WASM_URL_EXPR)|undefined|" $(INSPECTOR_PKG)/rlmeta_wasm.js
+	$(VITE) build --config $(WASM_DIR)/inspector/vite.config.mjs
+	@printf 'inspector-build: %s %d bytes, %d gzip -9 (open it in a browser: file://%s)\n' $(INSPECTOR_HTML) \
+	  $$(stat -c %s $(INSPECTOR_HTML)) $$(gzip -9c $(INSPECTOR_HTML) | wc -c) $(abspath $(INSPECTOR_HTML))

@@ -2,6 +2,7 @@
 // names in lowerCamelCase, uuids in Kafka's 22-character form, bytes as lowercase hex.
 
 import type { ErrorKindName } from './errors.mjs';
+import type { FileApi } from './files.mjs';
 
 /** A 64-bit integer (offset, timestamp) as it comes out: an exact decimal string. */
 export type Int64 = string;
@@ -112,7 +113,7 @@ export interface KeyFieldsInput extends Omit<KeyFields, 'endOffset'> {
 
 /** The rlmeta API. Failures throw RlmetaError subclasses; arguments of the wrong JS type throw
  * TypeError, integers outside their Rust type RangeError. */
-export interface Rlmeta {
+export interface Rlmeta extends FileApi {
   /** The rlmeta version. */
   version(): string;
   /** Every error kind's code, by name (the same numbers in every binding). */

@@ -8,6 +8,7 @@
 // decimal strings, bigints or safe-integer numbers.
 
 import { InternalError, RlmetaError, errorClasses } from './errors.mjs';
+import { fileApi } from './files.mjs';
 
 const INT32_MIN = -(2 ** 31);
 const INT32_MAX = 2 ** 31 - 1;
@@ -44,6 +45,12 @@ function object(name, v) {
 function int32(name, v) {
   if (typeof v !== 'number' || !Number.isInteger(v)) throw new TypeError(`${name} must be an integer number, got ${describe(v)}`);
   if (v < INT32_MIN || v > INT32_MAX) throw new RangeError(`${name} ${v} is outside the 32-bit signed range`);
+  return v;
+}
+
+function uint32(name, v) {
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new TypeError(`${name} must be an integer number, got ${describe(v)}`);
+  if (v < 0 || v > 0xffffffff) throw new RangeError(`${name} ${v} is outside the 32-bit unsigned range`);
   return v;
 }
 
@@ -122,7 +129,10 @@ export function createApi(native) {
     }
   }
 
+  const files = fileApi(native, call, { bytes, text, object, uint32, int64 });
+
   return Object.freeze({
+    ...files,
     version: () => call(() => native.version()),
     errorCodes: () => codes,
     decodeValue: (value) => JSON.parse(call(() => native.decodeValueJson(bytes('value', value)))),

@@ -3,6 +3,7 @@
 import type { Rlmeta } from './api.mjs';
 
 export * from './errors.mjs';
+export * from './files.mjs';
 export type {
   Int64, Int64Input, UnknownTaggedField, TopicIdPartition, RemoteLogSegmentId, LeaderEpochEntry,
   SegmentMetadataRecord, SegmentMetadataUpdateRecord, PartitionDeleteMetadataRecord,
@@ -18,6 +19,8 @@ export declare const keyParse: Rlmeta['keyParse'];
 export declare const keyForValue: Rlmeta['keyForValue'];
 export declare const metadataPartition: Rlmeta['metadataPartition'];
 export declare const errorKindForKafkaMessage: Rlmeta['errorKindForKafkaMessage'];
+export declare const openSegmentLog: Rlmeta['openSegmentLog'];
+export declare const openCheckpoint: Rlmeta['openCheckpoint'];
 
 declare const api: Rlmeta;
 export default api;

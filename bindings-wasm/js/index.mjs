@@ -6,6 +6,7 @@ import native from './rlmeta_wasm.js';
 import { createApi } from './api.mjs';
 
 export * from './errors.mjs';
+export { KIND, KIND_NAMES, FLAG, SEGMENT_STATES, PARTITION_DELETE_STATES, MARK, POLICY } from './files.mjs';
 
 const api = createApi(native);
 
@@ -19,6 +20,8 @@ export const {
   keyForValue,
   metadataPartition,
   errorKindForKafkaMessage,
+  openSegmentLog,
+  openCheckpoint,
 } = api;
 
 export default api;

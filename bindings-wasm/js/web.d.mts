@@ -3,6 +3,7 @@
 import type { Rlmeta } from './api.mjs';
 
 export * from './errors.mjs';
+export * from './files.mjs';
 export type {
   Int64, Int64Input, UnknownTaggedField, TopicIdPartition, RemoteLogSegmentId, LeaderEpochEntry,
   SegmentMetadataRecord, SegmentMetadataUpdateRecord, PartitionDeleteMetadataRecord,

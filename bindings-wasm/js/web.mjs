@@ -8,6 +8,7 @@ import initWasm, * as native from './rlmeta_wasm.js';
 import { createApi } from './api.mjs';
 
 export * from './errors.mjs';
+export { KIND, KIND_NAMES, FLAG, SEGMENT_STATES, PARTITION_DELETE_STATES, MARK, POLICY } from './files.mjs';
 
 /**
  * Instantiates the module and returns the API. `input`: what wasm-bindgen's init takes (a URL,

@@ -369,7 +369,8 @@ pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
 
 /// The same listing as JSON: every batch with its header fields, every record with its key
 /// (text and parsed KIP-1266 fields when it is one), its value decoded (or `null` for a
-/// tombstone, or an error), 64-bit values as `style` says.
+/// tombstone, or an error), its headers (key text, value hex or `null`), 64-bit values as
+/// `style` says.
 pub fn dump_log_json(name: &str, file: &[u8], style: Int64Style) -> Json {
     let big = |v: i64| i64_json(v, style);
     let mut batches_json = Vec::new();
@@ -413,6 +414,7 @@ pub fn dump_log_json(name: &str, file: &[u8], style: Int64Style) -> Json {
                             "partition": k.partition, "endOffset": big(k.end_offset), "brokerLeaderEpoch": k.broker_leader_epoch, "update": k.update})),
                         "keySize": r.key.map_or(-1, |k| k.len() as i64), "valueSize": r.value.map_or(-1, |v| v.len() as i64),
                         "valueHex": r.value.map(to_hex), "value": value,
+                        "headers": r.headers.iter().map(|h| json!({"key": String::from_utf8_lossy(h.key), "valueHex": h.value.map(to_hex)})).collect::<Vec<_>>(),
                     }));
                 }
             }

@@ -4,7 +4,9 @@
 //! folded lifecycle (every state its records went through, and where it stands now), and a
 //! summary: records by kind (null key, KIP-1266 key, tombstone, undecodable), live segments,
 //! orphans, and what Kafka's cleaner would keep if the topic were compacted now, with the live
-//! segments that compacted log would no longer know. Text and JSON renderings of it. Never: I/O.
+//! segments that compacted log would no longer know. Text and JSON renderings of it. Also the
+//! marks a viewer puts on a lifecycle (stuck, dangling, overlapping) and a compaction preview at
+//! any moment with any topic configuration. Never: I/O.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -437,5 +439,264 @@ impl Inspection {
                 }),
             }
         })
+    }
+}
+
+/// What a viewer flags on one segment's lifecycle ([`segment_marks`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SegmentMarks {
+    /// Still live in a state that a finished step should have followed: `COPY_SEGMENT_STARTED`
+    /// (a copy that never finished) or `DELETE_SEGMENT_STARTED` (a delete that never finished).
+    pub stuck: bool,
+    /// Updates with no segment record in these files: the cache cannot place them (orphans, or
+    /// a segment record in an earlier file that was not given).
+    pub dangling: bool,
+    /// Live and copied, with an offset range that overlaps another live copied segment of the
+    /// same user partition (Kafka keeps both; which one serves a fetch depends on leader epochs).
+    pub overlapping: bool,
+}
+
+/// The marks of each lifecycle, in the same order as `segments`.
+pub fn segment_marks(segments: &[SegmentLifecycle]) -> Vec<SegmentMarks> {
+    let mut marks: Vec<SegmentMarks> = segments
+        .iter()
+        .map(|l| SegmentMarks {
+            stuck: matches!(
+                l.now,
+                Some(SegmentState::CopySegmentStarted | SegmentState::DeleteSegmentStarted)
+            ),
+            dangling: l.start_offset.is_none(),
+            overlapping: false,
+        })
+        .collect();
+    // Live copied ranges by user partition, sorted by start: a range overlaps another when it
+    // starts before the furthest end seen so far, or the next one starts before its end.
+    let mut copied: Vec<(&TopicIdPartition, i64, i64, usize)> = segments
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.now == Some(SegmentState::CopySegmentFinished))
+        .filter_map(|(i, l)| Some((&l.partition, l.start_offset?, l.end_offset?, i)))
+        .collect();
+    copied.sort();
+    let mut furthest: Option<(&TopicIdPartition, i64)> = None;
+    for (k, &(tp, start, end, i)) in copied.iter().enumerate() {
+        let before = furthest.is_some_and(|(p, e)| p == tp && start <= e);
+        furthest = match furthest {
+            Some((p, e)) if p == tp => Some((tp, e.max(end))),
+            _ => Some((tp, end)),
+        };
+        let after = copied
+            .get(k + 1)
+            .is_some_and(|&(p, s, _, _)| p == tp && s <= end);
+        if let Some(m) = marks.get_mut(i) {
+            m.overlapping = before || after;
+        }
+    }
+    marks
+}
+
+/// One record of the log as [`preview_compaction`] takes it (in log order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreviewRecord<'a> {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    /// The record's size in its batch, in bytes.
+    pub size: usize,
+}
+
+/// What Kafka's cleaner and retention keep of a log at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CompactionPreview {
+    /// Records that exist at the moment (timestamp not after it), and their bytes.
+    pub records_before: usize,
+    pub bytes_before: u64,
+    /// Of those, what remains after retention and the cleaner ran at the moment.
+    pub records_after: usize,
+    pub bytes_after: u64,
+    /// Per input record: it exists at the moment and is kept.
+    pub kept: Vec<bool>,
+    /// Null-key records the cleaner discarded (a log written before KIP-1266 loses them).
+    pub null_keys_dropped: usize,
+    /// Live segments at the moment, replaying the records that exist then.
+    pub live_before: usize,
+    /// Live segments a broker replaying the cleaned log would no longer know.
+    pub lost: Vec<Uuid>,
+}
+
+/// Runs Kafka's retention and cleaner, configured as `config`, at `now_ms` over the records that
+/// exist then (timestamp <= `now_ms`, in log order), as if a record arrived at `now_ms` (so the
+/// active segment rolls when `segment.ms` has passed, as Kafka rolls it on an append), and says
+/// what is kept and which live segments a replay of the cleaned log loses.
+pub fn preview_compaction(
+    records: &[PreviewRecord<'_>],
+    config: TopicConfig,
+    now_ms: i64,
+) -> CompactionPreview {
+    let mut log = Log::new(config);
+    let mut before = Store::new();
+    let mut out = CompactionPreview {
+        kept: vec![false; records.len()],
+        ..CompactionPreview::default()
+    };
+    // Log offsets count the appended records: index into `present`.
+    let mut present = Vec::new();
+    for (i, r) in records.iter().enumerate() {
+        if r.timestamp > now_ms {
+            continue;
+        }
+        present.push(i);
+        out.records_before += 1;
+        out.bytes_before += r.size as u64;
+        log.append(
+            r.timestamp,
+            r.key.map(<[u8]>::to_vec),
+            r.value.map(<[u8]>::to_vec),
+        );
+        before.apply(r.offset, r.key, r.value);
+    }
+    let roll = log.append(
+        now_ms,
+        Some(b"rlmeta-preview-roll".to_vec()),
+        Some(Vec::new()),
+    );
+    log.clean(now_ms);
+    let mut after = Store::new();
+    for lr in log.records().filter(|lr| lr.offset != roll) {
+        let Some(&i) = usize::try_from(lr.offset).ok().and_then(|o| present.get(o)) else {
+            continue;
+        };
+        let r = &records[i];
+        out.kept[i] = true;
+        out.records_after += 1;
+        out.bytes_after += r.size as u64;
+        after.apply(r.offset, r.key, r.value);
+    }
+    out.null_keys_dropped = present
+        .iter()
+        .filter(|&&i| records[i].key.is_none() && !out.kept[i])
+        .count();
+    let live = live_ids(&before);
+    out.live_before = live.len();
+    let still: Vec<Uuid> = live_ids(&after).into_iter().map(|(id, _)| id).collect();
+    out.lost = live
+        .into_iter()
+        .map(|(id, _)| id)
+        .filter(|id| !still.contains(id))
+        .collect();
+    out
+}
+
+#[cfg(test)]
+mod preview_tests {
+    use super::*;
+    use crate::batch::{Batches, ReadOptions};
+
+    const BROKER_P0: &[u8] = include_bytes!(
+        "../../tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-0/00000000000000000000.log"
+    );
+
+    type Owned = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>, usize);
+
+    fn owned(file: &[u8]) -> Vec<Owned> {
+        let mut out = Vec::new();
+        for b in Batches::new(file, ReadOptions::default()).flatten() {
+            if let Ok(rs) = b.records() {
+                for r in rs.flatten() {
+                    out.push((
+                        r.offset,
+                        r.timestamp,
+                        r.key.map(<[u8]>::to_vec),
+                        r.value.map(<[u8]>::to_vec),
+                        r.size,
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    fn view(o: &[Owned]) -> Vec<PreviewRecord<'_>> {
+        o.iter()
+            .map(|(offset, timestamp, k, v, size)| PreviewRecord {
+                offset: *offset,
+                timestamp: *timestamp,
+                key: k.as_deref(),
+                value: v.as_deref(),
+                size: *size,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn preview_agrees_with_inspect_for_a_pre_kip_log() {
+        let o = owned(BROKER_P0);
+        let records = view(&o);
+        let report = inspect(&[("00000000000000000000.log", BROKER_P0)]);
+        let last = records.iter().map(|r| r.timestamp).max().unwrap_or(0);
+        let config = TopicConfig {
+            segment_records: 1000,
+            ..TopicConfig::compacted()
+        };
+        let p = preview_compaction(&records, config, last + 30 * 86_400_000);
+        assert_eq!(p.records_before, report.summary.records);
+        assert_eq!(p.records_after, report.summary.kept_by_compaction);
+        assert_eq!(p.lost, report.summary.lost_by_compaction);
+        assert_eq!(p.live_before, report.summary.live_segments);
+        assert_eq!(
+            p.null_keys_dropped,
+            records.len(),
+            "every null-key record goes"
+        );
+        assert_eq!(p.bytes_after, 0);
+        // Before anything existed nothing is there; with the delete policy nothing expires yet.
+        let first = records.iter().map(|r| r.timestamp).min().unwrap_or(0);
+        assert_eq!(
+            preview_compaction(&records, config, first - 1).records_before,
+            0
+        );
+        let delete = TopicConfig {
+            cleanup_policy: crate::compaction::CleanupPolicy::Delete,
+            ..config
+        };
+        let d = preview_compaction(&records, delete, last);
+        assert_eq!((d.records_after, d.lost.len()), (records.len(), 0));
+        assert_eq!(
+            d.bytes_after,
+            records.iter().map(|r| r.size as u64).sum::<u64>()
+        );
+    }
+
+    #[test]
+    fn marks_flag_stuck_dangling_and_overlapping() {
+        let report = inspect(&[("00000000000000000000.log", BROKER_P0)]);
+        let marks = segment_marks(&report.segments);
+        assert_eq!(marks.len(), report.segments.len());
+        for (l, m) in report.segments.iter().zip(&marks) {
+            assert_eq!(m.dangling, l.start_offset.is_none());
+            let started = matches!(
+                l.now,
+                Some(SegmentState::CopySegmentStarted | SegmentState::DeleteSegmentStarted)
+            );
+            assert_eq!(m.stuck, started);
+        }
+        let mut two = report.segments.clone();
+        two.retain(|l| l.start_offset.is_some());
+        if let Some(first) = two.first().cloned() {
+            let mut a = first.clone();
+            a.now = Some(SegmentState::CopySegmentFinished);
+            let mut b = a.clone();
+            b.id = Uuid::from_bytes([7; 16]);
+            let mut c = a.clone();
+            c.id = Uuid::from_bytes([8; 16]);
+            c.start_offset = a.end_offset.map(|e| e + 1);
+            c.end_offset = a.end_offset.map(|e| e + 10);
+            let m = segment_marks(&[a, b, c]);
+            assert_eq!(
+                m.iter().map(|m| m.overlapping).collect::<Vec<_>>(),
+                vec![true, true, false]
+            );
+        }
     }
 }

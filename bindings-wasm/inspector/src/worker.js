@@ -1,0 +1,93 @@
+// The inspector's decoding thread: owns the rlmeta module and the opened files; answers the
+// page's requests. Everything it sends is plain data or typed arrays (transferred, not copied).
+//
+// Protocol (page -> worker): {type:'init', module} once (a compiled WebAssembly.Module), then
+// {type:'open', files:[{name, buffer}]}; requests {type, id, ...} answered with {type:'reply', id,
+// result | error}. Worker -> page: 'ready', 'rows' (a chunk of columns), 'indexed', 'summary',
+// 'checkpoint', 'fatal'.
+
+import init from 'rlmeta-pkg/web.mjs';
+
+/** Rows in the first chunk: enough for the first screens, small enough to show at once. */
+const FIRST_CHUNK = 2000;
+const CHUNK = 250000;
+
+let rlmeta;
+let log;
+let rows = 0;
+
+const transferables = (obj) => Object.values(obj).filter((v) => ArrayBuffer.isView(v)).map((v) => v.buffer);
+const faultText = (e) => (e && e.message ? e.message : String(e));
+
+function postRows(from, to) {
+  const columns = log.columns(from, to);
+  postMessage({ type: 'rows', from, to, columns }, transferables(columns));
+}
+
+async function open(files) {
+  log?.free();
+  log = rlmeta.openSegmentLog();
+  rows = 0;
+  const segments = files.filter((f) => !f.name.endsWith('.checkpoint'));
+  // Checkpoints: each on its own.
+  for (const f of files.filter((f) => f.name.endsWith('.checkpoint'))) {
+    try {
+      postMessage({ type: 'checkpoint', name: f.name, info: rlmeta.openCheckpoint(new Uint8Array(f.buffer)) });
+    } catch (e) {
+      postMessage({ type: 'checkpoint', name: f.name, error: { message: faultText(e), kind: e.kind, offset: e.offset } });
+    }
+  }
+  if (segments.length === 0) {
+    postMessage({ type: 'indexed', rows: 0, tables: null, faults: [], segments: 0 });
+    return;
+  }
+  // Segment files are named by base offset: name order is offset order.
+  segments.sort((a, b) => (a.name.split('/').pop() < b.name.split('/').pop() ? -1 : 1));
+  for (const f of segments) log.addFile(f.name, new Uint8Array(f.buffer));
+  let done = log.index(FIRST_CHUNK);
+  postMessage({ type: 'tables', tables: log.tables() });
+  let n = log.rows();
+  postRows(0, n);
+  rows = n;
+  while (!done) {
+    done = log.index(CHUNK);
+    n = log.rows();
+    postRows(rows, n);
+    rows = n;
+  }
+  postMessage({ type: 'indexed', rows, tables: log.tables(), faults: log.faults(), segments: segments.length });
+  const t = performance.now();
+  log.summarize();
+  const summarizeMs = performance.now() - t;
+  postMessage({
+    summarizeMs,
+    type: 'summary',
+    summary: log.summary(),
+    lifecycles: log.lifecycles(),
+    readiness: log.readinessAtLevel1(),
+  });
+}
+
+const requests = {
+  keys: ({ rows: wanted }) => log.keyTexts(wanted),
+  record: ({ row }) => log.record(row),
+  keysContaining: ({ needle }) => log.keysContaining(needle),
+  preview: ({ config, nowMs }) => log.preview(config, nowMs),
+};
+
+onmessage = async ({ data }) => {
+  try {
+    if (data.type === 'init') {
+      rlmeta = await init(data.module);
+      postMessage({ type: 'ready', version: rlmeta.version() });
+    } else if (data.type === 'open') {
+      await open(data.files);
+    } else {
+      const result = requests[data.type](data);
+      postMessage({ type: 'reply', id: data.id, result }, ArrayBuffer.isView(result) ? [result.buffer] : []);
+    }
+  } catch (e) {
+    if (data.id !== undefined) postMessage({ type: 'reply', id: data.id, error: faultText(e) });
+    else postMessage({ type: 'fatal', message: faultText(e) });
+  }
+};

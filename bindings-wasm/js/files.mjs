@@ -1,0 +1,168 @@
+// Whole files over the wasm-bindgen module: a metadata partition's segment files, a checkpoint.
+//
+// Owns: turning the module's objects into plain JS values (typed arrays stay typed arrays;
+// 64-bit columns are exact BigInt64Arrays, single 64-bit values exact decimal strings), freeing
+// them, and naming the record kinds, flags and states the columns carry. Never: rules (the core
+// decides every count, state and verdict).
+
+/** `kinds` column values. */
+export const KIND = Object.freeze({
+  SEGMENT: 0, UPDATE: 1, PARTITION_DELETE: 2, SNAPSHOT: 3, TOMBSTONE: 4, LEVEL_RECORD: 5, UNDECODABLE: 6, CONTROL: 7,
+});
+export const KIND_NAMES = Object.freeze([
+  'segment', 'update', 'partition delete', 'snapshot', 'tombstone', 'level record', 'undecodable', 'control',
+]);
+/** `flags` column bits. */
+export const FLAG = Object.freeze({
+  NULL_KEY: 1, KIP1266_KEY: 2, TOMBSTONE: 4, ERROR: 8, BAD_CRC: 16, HEADERS: 32, BAD_KEY: 64,
+});
+/** Segment state ids (`states` column of segment and update records), as Kafka names them. */
+export const SEGMENT_STATES = Object.freeze([
+  'COPY_SEGMENT_STARTED', 'COPY_SEGMENT_FINISHED', 'DELETE_SEGMENT_STARTED', 'DELETE_SEGMENT_FINISHED',
+]);
+/** Partition-delete state ids. */
+export const PARTITION_DELETE_STATES = Object.freeze([
+  'DELETE_PARTITION_MARKED', 'DELETE_PARTITION_STARTED', 'DELETE_PARTITION_FINISHED',
+]);
+/** `lifecycles().marks` bits. */
+export const MARK = Object.freeze({ STUCK: 1, DANGLING: 2, OVERLAPPING: 4 });
+/** `preview()` cleanup policies. */
+export const POLICY = Object.freeze({ delete: 0, compact: 1, 'compact,delete': 2 });
+
+const str = (v) => (v === undefined || v === null ? v : v.toString());
+
+function taken(obj, read) {
+  try {
+    return read(obj);
+  } finally {
+    obj.free();
+  }
+}
+
+/** Adds openSegmentLog/openCheckpoint to an API: `call` converts what the module throws. */
+export function fileApi(native, call, check) {
+  const plainFault = (f) => taken(f, (f) => ({
+    file: f.file, code: f.code, kind: f.kind, message: f.display, position: f.position,
+    recordOffset: str(f.recordOffset), row: f.row,
+  }));
+
+  function openSegmentLog() {
+    const log = call(() => new native.SegmentLog());
+    const range = (from, to) => [check.uint32('from', from), check.uint32('to', to)];
+    return Object.freeze({
+      /** Adds a segment file (add them in offset order). */
+      addFile(name, bytes) {
+        check.text('name', name);
+        check.bytes('bytes', bytes);
+        call(() => log.addFile(name, bytes));
+      },
+      /** Indexes at least `budget` more records (or all); true once every file is read. */
+      index: (budget = 0xffffffff) => call(() => log.index(check.uint32('budget', budget))),
+      rows: () => call(() => log.rows),
+      columns(from, to) {
+        const [a, b] = range(from, to);
+        return call(() => ({
+          offsets: log.offsets(a, b), timestamps: log.timestamps(a, b), kinds: log.kinds(a, b),
+          states: log.states(a, b), flags: log.flags(a, b), keySizes: log.keySizes(a, b),
+          valueSizes: log.valueSizes(a, b), sizes: log.sizes(a, b), batchOf: log.batchOf(a, b),
+          partitionOf: log.partitionOf(a, b), segmentOf: log.segmentOf(a, b),
+        }));
+      },
+      tables: () => call(() => {
+        const ids = log.partitionTopicIds();
+        const topics = log.partitionTopics();
+        const numbers = log.partitionNumbers();
+        return {
+          files: log.fileNames(),
+          partitions: ids.map((topicId, i) => ({ topicId, topic: topics[i], partition: numbers[i] })),
+          segmentIds: log.segmentIds(),
+          batches: {
+            file: log.batchFiles(), position: log.batchPositions(), baseOffset: log.batchBaseOffsets(),
+            lastOffset: log.batchLastOffsets(), count: log.batchCounts(), codec: log.batchCodecs(),
+            crcValid: log.batchCrcValid(), size: log.batchSizes(),
+          },
+        };
+      }),
+      faults: () => call(() => log.faults().map(plainFault)),
+      /** Rows whose key text contains `needle`. */
+      keysContaining: (needle) => call(() => log.keysContaining(check.text('needle', needle))),
+      /** Key texts of these rows ('' for a null key). */
+      keyTexts: (rows) => call(() => log.keyTexts(Uint32Array.from(rows))),
+      record: (row) => call(() => taken(log.record(check.uint32('row', row)), (d) => {
+        const key = d.keyFields;
+        return {
+          file: d.file, offset: str(d.offset), timestamp: str(d.timestamp), timestampType: d.timestampType,
+          sequence: d.sequence, batchPosition: d.batchPosition, batchBaseOffset: str(d.batchBaseOffset),
+          compression: d.compression, crcValid: d.crcValid, producerId: str(d.producerId),
+          producerEpoch: d.producerEpoch, partitionLeaderEpoch: d.partitionLeaderEpoch,
+          transactional: d.transactional, control: d.control, key: d.key ?? null, keyHex: d.keyHex ?? null,
+          keyFields: key === undefined ? null : taken(key, (k) => ({
+            topicId: k.topicId, topic: k.topic, partition: k.partition, endOffset: k.endOffset,
+            brokerLeaderEpoch: k.brokerLeaderEpoch, update: k.update,
+          })),
+          headers: d.headerKeys.map((k, i) => ({ key: k, valueHex: d.headerNull[i] ? null : d.headerValuesHex[i] })),
+          valueHex: d.valueHex ?? null, kafkaText: d.kafkaText ?? null,
+          value: d.valueJson === undefined ? null : JSON.parse(d.valueJson),
+          error: d.error ?? null, kafkaError: d.kafkaError ?? null, level: d.level ?? null,
+        };
+      })),
+      /** Replays every record with the core's inspector; call once index() returned true. */
+      summarize: () => call(() => log.summarize()),
+      summary: () => call(() => taken(log.summary(), (s) => ({
+        records: s.records, nullKeyRecords: s.nullKeyRecords, keyedRecords: s.keyedRecords,
+        tombstones: s.tombstones, undecodable: s.undecodable, fatalToOldBrokers: s.fatalToOldBrokers,
+        liveSegments: s.liveSegments, orphans: s.orphans, keptByCompaction: s.keptByCompaction,
+        lostByCompaction: s.lostByCompaction,
+        level: s.level === -1 ? null : s.level === -2 ? 'invalid' : s.level,
+        levelOffset: s.level === -1 ? null : str(s.levelOffset),
+        lastNullKeyTimestamp: s.nullKeyRecords ? str(s.lastNullKeyTimestamp) : null,
+      }))),
+      lifecycles: () => call(() => ({
+        ids: log.lifecycleIds(), partitions: log.lifecyclePartitions(), ranges: log.lifecycleRanges(),
+        hasRange: log.lifecycleHasRange(), now: log.lifecycleNow(), marks: log.lifecycleMarks(),
+        steps: {
+          lifecycle: log.stepLifecycles(), offset: log.stepOffsets(), state: log.stepStates(),
+          timestamp: log.stepTimestamps(),
+        },
+      })),
+      /** What retention and the cleaner keep at `nowMs` under `config`. */
+      preview(config, nowMs) {
+        const c = check.object('config', config);
+        const policy = POLICY[c.cleanupPolicy];
+        if (policy === undefined) throw new TypeError(`config.cleanupPolicy must be one of ${Object.keys(POLICY).join(', ')}`);
+        const args = [policy, check.int64('retentionMs', c.retentionMs ?? -1), check.int64('minCompactionLagMs', c.minCompactionLagMs ?? 0),
+          check.int64('deleteRetentionMs', c.deleteRetentionMs ?? 86400000), check.int64('segmentMs', c.segmentMs ?? 604800000),
+          check.uint32('segmentRecords', c.segmentRecords ?? 0), check.int64('nowMs', nowMs)];
+        return call(() => taken(log.preview(...args), (p) => ({
+          recordsBefore: p.recordsBefore, bytesBefore: p.bytesBefore, recordsAfter: p.recordsAfter,
+          bytesAfter: p.bytesAfter, nullKeysDropped: p.nullKeysDropped, liveBefore: p.liveBefore,
+          lost: p.lost, kept: p.kept,
+        })));
+      },
+      /** The level-2 migration check; the estimate uses level 1's `segment.ms` and `retention.ms`. */
+      readiness: (segmentMs, retentionMs) => {
+        const args = [check.int64('segmentMs', segmentMs), check.int64('retentionMs', retentionMs)];
+        return call(() => taken(log.readiness(...args), (r) => ({
+          ready: r.ready, nullKeyRecords: r.nullKeyRecords, lastNullKeyTimestamp: str(r.lastNullKeyTimestamp) ?? null,
+          estimatedCleanupMs: str(r.estimatedCleanupMs) ?? null,
+        })));
+      },
+      /** The same under the level-1 configs the KIP's tool sets by default. */
+      readinessAtLevel1: () => call(() => taken(log.readinessAtLevel1(), (r) => ({
+        ready: r.ready, nullKeyRecords: r.nullKeyRecords, lastNullKeyTimestamp: str(r.lastNullKeyTimestamp) ?? null,
+        estimatedCleanupMs: str(r.estimatedCleanupMs) ?? null,
+      }))),
+      free: () => log.free(),
+    });
+  }
+
+  const openCheckpoint = (bytes) => call(() => taken(native.openCheckpoint(check.bytes('bytes', bytes)), (c) => ({
+    features: c.featureNames.map((name, i) => ({ name, level: c.featureLevels[i], offset: str(c.featureOffsets[i]) })),
+    kraftVersion: c.kraftVersion ?? null, metadataVersion: c.metadataVersion ?? null,
+    remoteLogMetadataVersion: c.remoteLogMetadataVersion ?? null, voters: c.voters ?? null,
+    batches: c.batches, records: c.records, complete: c.complete,
+    lastContainedLogTimestamp: str(c.lastContainedLogTimestamp) ?? null,
+  })));
+
+  return { openSegmentLog, openCheckpoint };
+}
