@@ -17,9 +17,11 @@ PIDS="$HERE/target/cluster-pids.txt"
 mkdir -p "$HERE/target"
 : >"$PIDS"
 
+MVN_PID=""
 cleanup() {
   local rc=$? pid
   trap - EXIT INT TERM
+  [ -n "$MVN_PID" ] && kill -TERM "$MVN_PID" 2>/dev/null || true
   while read -r pid; do
     [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null && echo "[cluster] killed leftover process $pid" || true
   done <"$PIDS"
@@ -35,4 +37,8 @@ fi
 rm -rf "$HERE/target/cluster-work"
 args=(-q -B -Dstyle.color=never -f "$HERE/pom.xml" test "-Dtest=$PATTERN" "-Drlmeta.rsm.jar=$RSM_JAR")
 [ -n "$PLUGIN_JAR" ] && args+=("-Drlmeta.plugin.jar=$(cd "$(dirname "$PLUGIN_JAR")" && pwd)/$(basename "$PLUGIN_JAR")")
-timeout -k 10 "$LIMIT" mvn "${args[@]}"
+# in the background so that a signal runs the trap at once (bash defers traps while a
+# foreground command runs)
+timeout -k 10 "$LIMIT" mvn "${args[@]}" &
+MVN_PID=$!
+wait "$MVN_PID"

@@ -39,4 +39,4 @@ cluster-test: plugin
 cluster-stock-test: plugin
 	$(call cluster_run,StockClusterTest,cluster-stock-test,$(PLUGIN_JAR))
 
-BINDING_TESTS += plugin-test
+BINDING_TESTS += plugin-test cluster-test

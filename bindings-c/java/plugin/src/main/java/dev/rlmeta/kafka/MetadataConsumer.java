@@ -136,7 +136,13 @@ final class MetadataConsumer implements Runnable {
         while (!closed) {
             try {
                 if (reassign) {
-                    reassign();
+                    reassign = false;
+                    try {
+                        reassign();
+                    } catch (RuntimeException e) {
+                        reassign = true; // a wakeup or a cluster error mid-way: do it all again
+                        throw e;
+                    }
                 }
                 if (assignedMeta.isEmpty()) {
                     sleepQuietly(100); // nothing to read yet (poll() refuses an empty assignment)
@@ -168,7 +174,6 @@ final class MetadataConsumer implements Runnable {
     }
 
     private void reassign() {
-        reassign = false;
         Set<TopicIdPartition> now = new HashSet<>(wanted);
         Set<TopicIdPartition> added = new HashSet<>(now);
         added.removeAll(assignedUser);
