@@ -70,7 +70,7 @@ def partitions_from_files(paths: List[str]) -> List[Partition]:
         p = Path(arg)
         if p.is_dir():
             logs = sorted(p.glob("*.log"))
-            files = logs if logs else sorted(p.glob("*/*.log"))
+            files = logs if logs else sorted(p.glob(f"{METADATA_TOPIC}-*/*.log"))
         elif p.is_file():
             files = [p]
         else:
