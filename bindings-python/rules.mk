@@ -34,3 +34,11 @@ py-test: py-install
 	RLMETA_VECTORS="$(abspath $(VECTORS))" PYTHONDONTWRITEBYTECODE=1 $(VPY) -m pytest -q $(PY_DIR)/tests
 
 BINDING_TESTS += py-test
+
+# Scan speed of a large segment file, Python API vs the Rust example (a benchmark, not a test;
+# numbers in docs/BENCHMARKS.md). Builds the release wheel and the release example first.
+.PHONY: py-bench
+py-bench:
+	$(MAKE) py-install PY_PROFILE=release
+	$(CARGO) build -q --release -p rlmeta-examples --bin inspect
+	$(VPY) $(PY_DIR)/bench/scan_bench.py

@@ -881,6 +881,20 @@ pub fn topic_level(py: Python<'_>, partitions: Vec<(bool, Option<i16>)>) -> PyRe
     run(py, 0, || Ok(feature::topic_level(&levels)?.level()))
 }
 
+/// The topic's level from its partitions and its `cleanup.policy` (level 1's retention expires
+/// the level records themselves).
+#[pyfunction]
+pub fn topic_level_with_policy(
+    py: Python<'_>,
+    partitions: Vec<(bool, Option<i16>)>,
+    cleanup_policy: String,
+) -> PyResult<i16> {
+    let levels = partition_levels(py, &partitions)?;
+    run(py, 0, || {
+        Ok(feature::topic_level_with_policy(&levels, &cleanup_policy)?.level())
+    })
+}
+
 /// The partitions that still need the level record of `target`.
 #[pyfunction]
 pub fn partitions_missing_level(
@@ -955,6 +969,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(manager_is_kip1266_capable, m)?)?;
     m.add_function(wrap_pyfunction!(kip1266_capable_managers, m)?)?;
     m.add_function(wrap_pyfunction!(topic_level, m)?)?;
+    m.add_function(wrap_pyfunction!(topic_level_with_policy, m)?)?;
     m.add_function(wrap_pyfunction!(partitions_missing_level, m)?)?;
     m.add_function(wrap_pyfunction!(project_growth_points, m)?)?;
     Ok(())

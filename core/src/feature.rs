@@ -302,6 +302,28 @@ pub fn topic_level(partitions: &[PartitionLevel]) -> Result<MetadataLevel> {
     })
 }
 
+/// The lowest level a `cleanup.policy` of `__remote_log_metadata` implies: stock Kafka creates
+/// the topic with `delete`; only a move to level 1 sets `compact,delete`, and `compact` is level
+/// 1's successor. Needed because level 1's own retention expires the level records themselves:
+/// once `retention.ms` has passed, a partition's level record is gone while the topic is still
+/// at level 1 (or further).
+pub fn level_implied_by_cleanup_policy(policy: &str) -> Result<MetadataLevel> {
+    Ok(match crate::compaction::CleanupPolicy::parse(policy)? {
+        crate::compaction::CleanupPolicy::Delete => MetadataLevel::V0,
+        _ => MetadataLevel::V1,
+    })
+}
+
+/// The topic's level on a cluster without the finalized feature, from its partitions' level
+/// records and its `cleanup.policy`: the higher of [`topic_level`] and
+/// [`level_implied_by_cleanup_policy`].
+pub fn topic_level_with_policy(
+    partitions: &[PartitionLevel],
+    policy: &str,
+) -> Result<MetadataLevel> {
+    Ok(topic_level(partitions)?.max(level_implied_by_cleanup_policy(policy)?))
+}
+
 /// The metadata partitions that still need the level record of `target` (a move interrupted
 /// part-way resumes by writing only these).
 pub fn partitions_missing_level(

@@ -29,6 +29,7 @@ __all__ = [
     "level_record",
     "parse_level_record",
     "topic_level",
+    "topic_level_with_policy",
     "partitions_missing_level",
 ]
 
@@ -122,6 +123,12 @@ def topic_level(partitions: Sequence[PartitionLevel]) -> MetadataLevel:
     """The topic's level without the finalized feature: the lowest partition's; raises
     NotInitializedError while a partition is unread."""
     return MetadataLevel(_native.topic_level(_levels(partitions)))
+
+
+def topic_level_with_policy(partitions: Sequence[PartitionLevel], cleanup_policy: str) -> MetadataLevel:
+    """The topic's level from its level records and its ``cleanup.policy`` (level 1's retention
+    expires the level records themselves, so ``compact,delete`` alone means level 1)."""
+    return MetadataLevel(_native.topic_level_with_policy(_levels(partitions), cleanup_policy))
 
 
 def partitions_missing_level(partitions: Sequence[PartitionLevel], target: int) -> List[int]:

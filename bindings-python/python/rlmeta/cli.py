@@ -1,0 +1,465 @@
+"""``rlmeta``: what ``__remote_log_metadata`` holds, from segment files or a live cluster.
+
+    rlmeta inspect  [FILE|DIR...] [--bootstrap-server HOST:PORT]   kafka-dump-log listing with keys, lifecycles
+    rlmeta scan     [FILE|DIR...] [--bootstrap-server HOST:PORT]   records by kind, null keys, tombstones,
+                                                                  undecodable values, orphans, stuck, overlaps
+    rlmeta simulate [FILE|DIR...] [--bootstrap-server HOST:PORT]   what compaction keeps now and later, and
+                                                                  the topic's growth over months
+    rlmeta profile  [FILE|DIR...] [--bootstrap-server HOST:PORT]   replay cost per metadata partition
+    rlmeta decode HEX | rlmeta encode JSON                         one record value
+
+Every subcommand takes ``--json`` (one JSON document on stdout). A FILE is a ``.log`` segment of
+``__remote_log_metadata-N/``; a DIR is such a partition directory or a log dir holding them.
+Progress bars go to stderr (off when it is not a terminal, or with ``--no-progress``).
+Exit status: 0, 1 for an error (printed to stderr), 2 for bad usage.
+
+Every verdict is the core's; this module reads files or the cluster, measures time and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+
+from . import _native
+from ._compaction import CompactionLog, TopicConfig, project_growth
+from ._files import dump_log, dump_log_json, read_records
+from ._inspect import Inspector
+from ._kafka import METADATA_TOPIC, Cluster
+from ._model import SegmentState
+from ._store import Outcome, SkipKind, Store
+
+Rec = Tuple[int, int, Optional[bytes], Optional[bytes]]
+DAY_MS = 86_400_000
+CHUNK = 10_000
+
+
+@dataclass
+class Partition:
+    """One metadata partition's records, from files or from the cluster."""
+
+    name: str
+    files: List[Path] = field(default_factory=list)
+    records: List[Rec] = field(default_factory=list)
+    bytes: int = 0
+    read_to_end: bool = True
+
+    def iter_records(self) -> Iterator[Rec]:
+        if self.files:
+            for f in self.files:
+                for r in read_records(f):
+                    yield (r.offset, r.timestamp, r.key, r.value)
+        else:
+            yield from self.records
+
+
+def _base_offset(p: Path) -> int:
+    return int(p.stem) if p.stem.isdigit() else 0
+
+
+def partitions_from_files(paths: List[str]) -> List[Partition]:
+    by_name: Dict[str, Partition] = {}
+    for arg in paths:
+        p = Path(arg)
+        if p.is_dir():
+            logs = sorted(p.glob("*.log"))
+            files = logs if logs else sorted(p.glob(f"{METADATA_TOPIC}-*/*.log"))
+        elif p.is_file():
+            files = [p]
+        else:
+            raise FileNotFoundError(f"no such file or directory: {arg}")
+        for f in files:
+            part = by_name.setdefault(f.parent.name, Partition(f.parent.name))
+            part.files.append(f)
+            part.bytes += f.stat().st_size
+    for part in by_name.values():
+        part.files.sort(key=_base_offset)
+    return [by_name[n] for n in sorted(by_name, key=lambda n: (len(n), n))]
+
+
+def partitions_from_cluster(args: argparse.Namespace) -> List[Partition]:
+    cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
+    try:
+        parts = cluster.partitions(METADATA_TOPIC)
+        if parts is None:
+            raise FileNotFoundError(f"topic {METADATA_TOPIC} does not exist on {args.bootstrap_server}")
+        out = {p: Partition(f"{METADATA_TOPIC}-{p}") for p in parts}
+        reader = cluster.read(METADATA_TOPIC, parts, not args.no_progress, desc=f"Reading {METADATA_TOPIC}")
+        for r in reader:
+            out[r.partition].records.append((r.offset, r.timestamp, r.key, r.value))
+        for p, part in out.items():
+            part.bytes = reader.bytes_read.get(p, 0)
+            part.read_to_end = reader.read_to_end.get(p, False)
+        return [out[p] for p in parts]
+    finally:
+        cluster.close()
+
+
+def load(args: argparse.Namespace) -> List[Partition]:
+    if args.bootstrap_server:
+        if args.files:
+            raise ValueError("give files or --bootstrap-server, not both")
+        return partitions_from_cluster(args)
+    if not args.files:
+        raise ValueError("give segment files or directories, or --bootstrap-server")
+    return partitions_from_files(args.files)
+
+
+def _chunks(records: Iterable[Rec]) -> Iterator[List[Rec]]:
+    chunk: List[Rec] = []
+    for r in records:
+        chunk.append(r)
+        if len(chunk) >= CHUNK:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _progress(args: argparse.Namespace, total: int, desc: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, file=sys.stderr, disable=None if not args.no_progress else True, leave=False)
+
+
+def _unread_note(parts: List[Partition]) -> List[str]:
+    return [p.name for p in parts if not p.read_to_end]
+
+
+# ---------------------------------------------------------------------------------------------- inspect
+def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any]:
+    text, docs = [], []
+    for part in parts:
+        ins = Inspector()
+        doc: Dict[str, Any] = {"partition": part.name, "readToEnd": part.read_to_end}
+        if part.files:
+            listings = []
+            for f in part.files:
+                data = f.read_bytes()
+                ins.push_file(data)
+                if args.json:
+                    listings.append(json.loads(dump_log_json(data, f.name)))
+                else:
+                    text.append(dump_log(data, f.name))
+            doc["files"] = listings
+        else:
+            lines = [f"Dumping {part.name} (live, {args.bootstrap_server})"]
+            records = []
+            for r in part.records:
+                ins.push(*r)
+                if args.json:
+                    records.append(_record_json(r))
+                else:
+                    lines.append(_native.record_line(*r))
+            text.append("\n".join(lines) + "\n")
+            doc["records"] = records
+        report = ins.finish()
+        text.append(f"{part.name}:\n{report.text}")
+        doc["inspection"] = report.data
+        docs.append(doc)
+    return "".join(t if t.endswith("\n") else t + "\n" for t in text), {"partitions": docs}
+
+
+def _record_json(r: Rec) -> Dict[str, Any]:
+    offset, ts, key, value = r
+    d: Dict[str, Any] = {"offset": offset, "timestamp": ts, "key": None if key is None else key.decode("utf-8", "replace")}
+    if value is None:
+        d["value"] = None
+    else:
+        try:
+            d["value"] = json.loads(_native.decode_value_json(value))
+        except _native.RlmetaError as e:
+            d["value"] = {"error": {"code": e.code, "kind": e.kind, "message": str(e)}, "hex": value.hex()}
+    return d
+
+
+# ---------------------------------------------------------------------------------------------- scan
+def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any]:
+    lines, docs = [], []
+    totals: Dict[str, int] = {}
+    for part in parts:
+        ins = Inspector()
+        null_keys: List[Tuple[int, int]] = []
+        tombstones: List[Tuple[int, Optional[str]]] = []
+        undecodable: List[Tuple[int, str]] = []
+        levels: List[Tuple[int, str]] = []
+        bad_keys: List[Tuple[int, str]] = []
+        fatal = last_ts = 0
+        for chunk in _chunks(part.iter_records()):
+            for (offset, ts, key, _), a in zip(chunk, ins.push_many(chunk)):
+                last_ts = max(last_ts, ts)
+                if key is None:
+                    null_keys.append((offset, ts))
+                fatal += a.fatal_to_kafka
+                if a.skip is SkipKind.TOMBSTONE:
+                    tombstones.append((offset, a.detail))
+                elif a.skip is SkipKind.UNDECODABLE:
+                    undecodable.append((offset, a.detail or ""))
+                elif a.skip is SkipKind.LEVEL_RECORD:
+                    levels.append((offset, a.detail or ""))
+                elif a.skip is SkipKind.BAD_KEY or a.outcome is Outcome.APPLIED_WITH_BAD_KEY:
+                    bad_keys.append((offset, a.detail or ""))
+        now = args.now_ms if args.now_ms is not None else (int(time.time() * 1000) if part.records or args.bootstrap_server else last_ts)
+        stuck = ins.stuck(now, args.stuck_after_ms)
+        overlaps = ins.overlaps()
+        orphans = ins.orphans()
+        report = ins.finish()
+        s = report.summary
+        doc = {
+            "partition": part.name, "readToEnd": part.read_to_end, "records": s.records,
+            "byKind": {"nullKey": s.null_key_records, "keyed": s.keyed_records, "tombstones": s.tombstones,
+                       "undecodable": s.undecodable, "levelRecords": len(levels)},
+            "fatalToPreKip1266Brokers": fatal,
+            "nullKeys": [{"offset": o, "timestamp": t} for o, t in null_keys],
+            "tombstones": [{"offset": o, "key": k} for o, k in tombstones],
+            "undecodable": [{"offset": o, "error": e} for o, e in undecodable],
+            "levelRecords": [{"offset": o, "level": lv} for o, lv in levels],
+            "badKeys": [{"offset": o, "why": w} for o, w in bad_keys],
+            "orphans": [{"partition": str_tp(tp), "segmentId": o.segment_id, "state": _name(o.state), "key": o.key, "offset": o.offset} for tp, o in orphans],
+            "stuckUploads": [_stuck(x, now) for x in stuck if x.state == SegmentState.COPY_SEGMENT_STARTED],
+            "stuckDeletions": [_stuck(x, now) for x in stuck if x.state == SegmentState.DELETE_SEGMENT_STARTED],
+            "overlaps": [{"partition": str_tp(o.partition), "first": list(o.first), "second": list(o.second)} for o in overlaps],
+            "liveSegments": s.live_segments, "stuckAfterMs": args.stuck_after_ms, "nowMs": now,
+        }
+        docs.append(doc)
+        for k in ("records", "liveSegments"):
+            totals[k] = totals.get(k, 0) + doc[k]
+        for k, v in doc["byKind"].items():
+            totals[k] = totals.get(k, 0) + v
+        lines.append(f"{part.name}: {s.records} records{'' if part.read_to_end else ' (NOT read to its end)'}")
+        lines.append(f"  by kind: {s.null_key_records} null-key, {s.keyed_records} keyed, {s.tombstones} tombstones, "
+                     f"{s.undecodable} undecodable, {len(levels)} level records")
+        lines.append(f"  records that would stop a pre-KIP-1266 broker's metadata consumer: {fatal}")
+        if null_keys:
+            lines.append(f"  null-key records: {len(null_keys)} (offsets {null_keys[0][0]}-{null_keys[-1][0]}, "
+                         f"timestamps {min(t for _, t in null_keys)}-{max(t for _, t in null_keys)})")
+        for o, k in tombstones:
+            lines.append(f"  tombstone at offset {o}: {k}")
+        for o, e in undecodable:
+            lines.append(f"  undecodable value at offset {o}: {e}")
+        for o, lv in levels:
+            lines.append(f"  level record at offset {o}: {lv}")
+        for o, w in bad_keys:
+            lines.append(f"  bad key at offset {o}: {w}")
+        lines.append(f"  live segments: {s.live_segments}, orphaned updates: {len(orphans)}")
+        for tp, o in orphans:
+            lines.append(f"    orphan {str_tp(tp)} {o.segment_id} {_name(o.state)} at offset {o.offset} (key {o.key})")
+        for label, state in (("stuck uploads", SegmentState.COPY_SEGMENT_STARTED), ("stuck deletions", SegmentState.DELETE_SEGMENT_STARTED)):
+            these = [x for x in stuck if x.state == state]
+            lines.append(f"  {label} (older than {args.stuck_after_ms} ms): {len(these)}")
+            for x in these:
+                lines.append(f"    {str_tp(x.partition)} {x.id} {_name(x.state)} since {x.since_ms} ({(now - x.since_ms) // 1000} s)")
+        lines.append(f"  overlapping live segments: {len(overlaps)}")
+        for o in overlaps:
+            lines.append(f"    {str_tp(o.partition)} {o.first[0]} [{o.first[1]}..{o.first[2]}] overlaps {o.second[0]} [{o.second[1]}..{o.second[2]}]")
+    lines.append(f"total: {totals.get('records', 0)} records ({totals.get('nullKey', 0)} null-key, {totals.get('keyed', 0)} keyed, "
+                 f"{totals.get('tombstones', 0)} tombstones, {totals.get('undecodable', 0)} undecodable), "
+                 f"{totals.get('liveSegments', 0)} live segments in {len(parts)} partition(s)")
+    return "\n".join(lines) + "\n", {"partitions": docs, "total": totals}
+
+
+def str_tp(tp: Any) -> str:
+    return f"{tp.id}:{tp.name}-{tp.partition}"
+
+
+def _name(state: Any) -> str:
+    return state.name if hasattr(state, "name") else str(state)
+
+
+def _stuck(x: Any, now: int) -> Dict[str, Any]:
+    return {"partition": str_tp(x.partition), "segmentId": x.id, "state": _name(x.state), "sinceMs": x.since_ms, "ageMs": now - x.since_ms}
+
+
+# ---------------------------------------------------------------------------------------------- simulate
+ROLL_KEY = b"rlmeta-simulate-roll"
+
+
+def _compact(config: TopicConfig, records: List[Rec], at_ms: int, roll: bool) -> Tuple[List[Rec], List[str]]:
+    """What the cleaner keeps at ``at_ms`` (``roll``: a record arrives then and rolls the active
+    segment, as on a topic still written to), and the live segments a replay of it loses."""
+    log = CompactionLog(config)
+    originals = []
+    for offset, ts, key, value in records:
+        log.append(ts, key, value)
+        originals.append(offset)
+    if roll:
+        log.append(at_ms, ROLL_KEY, b"")
+    log.clean(at_ms)
+    kept = [(originals[o], ts, k, v) for o, ts, k, v in log.records() if k != ROLL_KEY]
+    return kept, sorted(_live(records) - _live(kept))
+
+
+def _live(records: List[Rec]) -> set:
+    store = Store()
+    store.apply_many([(o, k, v) for o, _, k, v in records])
+    return {m.id for tp in store.partitions() for m in store.all_segments(tp)}
+
+
+def _size(records: List[Rec]) -> int:
+    return sum(len(k or b"") + len(v or b"") for _, _, k, v in records)
+
+
+SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGTP]?i?B)?\s*$", re.I)
+UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15,
+         "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40, "PIB": 2**50}
+
+
+def parse_size(text: str) -> int:
+    m = SIZE.match(text.replace("/day", "").replace("/d", ""))
+    if not m:
+        raise ValueError(f"not a size: {text!r} (e.g. 1TB, 512MiB)")
+    return int(float(m.group(1)) * UNITS[(m.group(2) or "").upper()])
+
+
+def cmd_simulate(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any]:
+    config = TopicConfig(args.cleanup_policy, args.retention_ms, args.min_compaction_lag_ms,
+                         args.delete_retention_ms, args.segment_ms, args.segment_records)
+    lines = [f"compaction model: cleanup.policy={config.cleanup_policy} retention.ms={config.retention_ms} "
+             f"min.compaction.lag.ms={config.min_compaction_lag_ms} delete.retention.ms={config.delete_retention_ms} "
+             f"segment.ms={config.segment_ms}"]
+    docs = []
+    for part in parts:
+        records = list(part.iter_records())
+        now = args.now_ms if args.now_ms is not None else (max((r[1] for r in records), default=0) if part.files else int(time.time() * 1000))
+        doc: Dict[str, Any] = {"partition": part.name, "records": len(records), "bytes": _size(records), "nowMs": now, "moments": []}
+        lines.append(f"{part.name}: {len(records)} records, {_size(records)} key+value bytes")
+        for label, at, roll in (("now", now, False), (f"after {args.after_ms} ms", now + args.after_ms, True)):
+            kept, lost = _compact(config, records, at, roll)
+            doc["moments"].append({"atMs": at, "kept": len(kept), "keptBytes": _size(kept), "lostLiveSegments": lost})
+            lines.append(f"  {label}: compaction keeps {len(kept)} of {len(records)} records ({_size(kept)} bytes); "
+                         f"live segments a replay would lose: {len(lost)}{(' ' + ', '.join(lost)) if lost else ''}")
+        docs.append(doc)
+    points = project_growth(parse_size(args.upload_rate), parse_size(args.segment_bytes), args.tiered_retention_ms,
+                            args.user_partitions, args.months * 30, 30)
+    lines.append(f"projection: {args.upload_rate}/day uploaded in {args.segment_bytes} segments over {args.user_partitions} "
+                 f"user partitions, tiered retention {args.tiered_retention_ms} ms (planner's records, key+value bytes)")
+    lines.append(f"  {'month':>5} {'live segs':>10} {'append-only records':>20} {'bytes':>14} {'compacted records':>18} {'bytes':>12}")
+    for p in points:
+        lines.append(f"  {p.day // 30:>5} {p.live_segments:>10} {p.append_only_records:>20} {p.append_only_bytes:>14} "
+                     f"{p.compacted_records:>18} {p.compacted_bytes:>12}")
+    proj = [p.__dict__ for p in points]
+    return "\n".join(lines) + "\n", {"config": config.__dict__, "partitions": docs, "projection": proj}
+
+
+# ---------------------------------------------------------------------------------------------- profile
+def cmd_profile(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any]:
+    rows = []
+    bar = _progress(args, sum(p.bytes for p in parts), "Replaying")
+    try:
+        for part in parts:
+            store = Store()
+            if part.files:
+                datas = [f.read_bytes() for f in part.files]
+                t0 = time.perf_counter()
+                n = sum(store.apply_file(d) for d in datas)
+                elapsed = time.perf_counter() - t0
+            else:
+                batch = [(o, k, v) for o, _, k, v in part.records]
+                t0 = time.perf_counter()
+                store.apply_many(batch)
+                elapsed = time.perf_counter() - t0
+                n = len(batch)
+            bar.update(part.bytes)
+            live = sum(len(store.all_segments(tp)) for tp in store.partitions())
+            rows.append({"partition": part.name, "records": n, "bytes": part.bytes, "replaySeconds": elapsed,
+                         "recordsPerSecond": n / elapsed if elapsed > 0 else None, "liveSegments": live,
+                         "userPartitions": len(store.partitions()), "readToEnd": part.read_to_end})
+    finally:
+        bar.close()
+    rows.sort(key=lambda r: -r["replaySeconds"])
+    what = "file bytes" if parts and parts[0].files else "key+value bytes"
+    lines = [f"replay cost per metadata partition, slowest first (rlmeta's replay, warm, sequential; bytes: {what})",
+             f"  {'partition':<28} {'records':>9} {'bytes':>11} {'replay ms':>10} {'records/s':>12} {'live segs':>9}"]
+    for r in rows:
+        rate = f"{r['recordsPerSecond']:.0f}" if r["recordsPerSecond"] else "-"
+        lines.append(f"  {r['partition']:<28} {r['records']:>9} {r['bytes']:>11} {r['replaySeconds'] * 1000:>10.3f} {rate:>12} {r['liveSegments']:>9}")
+    return "\n".join(lines) + "\n", {"partitions": rows}
+
+
+# ---------------------------------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rlmeta", description="What __remote_log_metadata holds: segment files or a live cluster.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def source(p: argparse.ArgumentParser) -> None:
+        p.add_argument("files", nargs="*", metavar="FILE|DIR", help="__remote_log_metadata segment files, partition dirs or log dirs")
+        p.add_argument("--bootstrap-server", help="read the live topic from this cluster instead of files")
+        p.add_argument("--command-config", help="Property file with configs for the Admin/Consumer client")
+        p.add_argument("--timeout-ms", type=int, default=60000, help="longest wait while reading the live topic (default: 60000)")
+        p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+        p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+
+    source(sub.add_parser("inspect", help="the kafka-dump-log listing with keys, and per-segment lifecycles"))
+    scan = sub.add_parser("scan", help="records by kind, null keys, tombstones, undecodable values, orphans, stuck and overlapping segments")
+    source(scan)
+    scan.add_argument("--stuck-after-ms", type=int, default=3_600_000, help="a copy or deletion started longer ago than this is stuck (default: 1 hour)")
+    scan.add_argument("--now-ms", type=int, help="the time to judge at (default: now for a cluster, the last record's for files)")
+    sim = sub.add_parser("simulate", help="what compaction keeps now and after a time; the topic's growth over months")
+    source(sim)
+    sim.add_argument("--cleanup-policy", default="compact", help="cleanup.policy of the model (default: compact)")
+    sim.add_argument("--retention-ms", type=int, default=-1)
+    sim.add_argument("--min-compaction-lag-ms", type=int, default=0)
+    sim.add_argument("--delete-retention-ms", type=int, default=DAY_MS)
+    sim.add_argument("--segment-ms", type=int, default=3_600_000, help="segment.ms of the model (default: the KIP's 1 hour)")
+    sim.add_argument("--segment-records", type=int, default=1000, help="records per segment (stands in for segment.bytes)")
+    sim.add_argument("--now-ms", type=int, help="the moment 'now' (default: the last record's time for files, the clock for a cluster)")
+    sim.add_argument("--after-ms", type=int, default=30 * DAY_MS, help="the later moment, after now (default: 30 days)")
+    sim.add_argument("--upload-rate", default="1TB", help="bytes uploaded to remote storage per day (default: the KIP's 1TB)")
+    sim.add_argument("--segment-bytes", default="1GiB", help="size of a remote segment (default: 1GiB)")
+    sim.add_argument("--tiered-retention-ms", type=int, default=30 * DAY_MS, help="how long tiered topics keep data (-1: forever; default: 30 days)")
+    sim.add_argument("--user-partitions", type=int, default=64)
+    sim.add_argument("--months", type=int, default=12)
+    source(sub.add_parser("profile", help="replay cost per metadata partition, slowest first"))
+    dec = sub.add_parser("decode", help="record value hex -> JSON")
+    dec.add_argument("hex", help='value bytes in hex, or "-" for stdin')
+    enc = sub.add_parser("encode", help="JSON -> record value hex")
+    enc.add_argument("json", help='{"apiKey", "version", "record"}, or "-" for stdin')
+    return parser
+
+
+COMMANDS = {"inspect": cmd_inspect, "scan": cmd_scan, "simulate": cmd_simulate, "profile": cmd_profile}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command in ("decode", "encode"):
+        from .__main__ import main as value_main
+
+        return value_main([args.command, args.hex if args.command == "decode" else args.json])
+    try:
+        if args.command == "simulate" and not args.files and not args.bootstrap_server:
+            parts: List[Partition] = []
+        else:
+            parts = load(args)
+        text, doc = COMMANDS[args.command](args, parts)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"rlmeta {args.command}: {e}", file=sys.stderr)
+        return 2 if isinstance(e, ValueError) and "give" in str(e) else 1
+    except _native.RlmetaError as e:
+        print(f"rlmeta {args.command}: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # the cluster could not be read
+        print(f"rlmeta {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    unread = _unread_note(parts)
+    if args.json:
+        if unread:
+            doc["notReadToEnd"] = unread
+        print(json.dumps(doc, indent=1))
+    else:
+        sys.stdout.write(text)
+        if unread:
+            print(f"warning: not read to their end within --timeout-ms: {', '.join(unread)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,523 @@
+"""``kafka-remote-log-metadata-migration``: KIP-1266's tool that moves ``__remote_log_metadata``
+from append-only (level 0) to compacted (level 2), with the KIP's flags, help texts and output.
+
+Beyond the KIP (each refusal is the core's verdict; this module only reads the cluster, prints
+and writes):
+- ``--upgrade-to-v1`` is refused while any broker's ``remote.log.metadata.manager.class.name`` is
+  not KIP-1266-capable (a stock broker's metadata consumer stops at the first tombstone or level
+  record), naming the brokers; and for a ``--retention-ms`` shorter than the tiered topics' own
+  retention needs (it would delete metadata of live segments), with the safe value, unless
+  ``--force``.
+- ``--check`` also reports, per partition, null-key records (offsets, timestamps), tombstones
+  and undecodable values.
+- Every step is idempotent and resumable: each action (one config change, one level record per
+  partition, one feature update) is skipped when already done, so a run killed between any two
+  actions completes when run again. ``RLMETA_MIGRATION_KILL_AFTER_ACTIONS=N`` (a test hook) makes
+  the process SIGKILL itself right after its N-th action.
+- The level is set where the cluster keeps it: the finalized feature where the cluster supports
+  ``remote.log.metadata.version``, else the level record in every metadata partition
+  (docs/FEATURE-LEVEL.md).
+- Progress bars (tqdm, stderr) on every scan; off when stderr is not a terminal or with
+  ``--no-progress``.
+
+Exit status: 0 on success, 1 on any failure (bad usage included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from . import _native
+from ._feature import (
+    DEFAULT_V1_RETENTION_MS,
+    DEFAULT_V1_SEGMENT_MS,
+    FEATURE_NAME,
+    MetadataLevel,
+    PartitionLevel,
+    check_v1_retention,
+    kip1266_capable_managers,
+    level_record,
+    manager_is_kip1266_capable,
+    partitions_missing_level,
+    readiness,
+    topic_level_with_policy,
+)
+from ._kafka import METADATA_TOPIC, Cluster
+from ._store import SkipKind, Store
+
+PROG = "kafka-remote-log-metadata-migration"
+DAY_MS = 86_400_000
+MANAGER_CONFIG = "remote.log.metadata.manager.class.name"
+KILL_HOOK = "RLMETA_MIGRATION_KILL_AFTER_ACTIONS"
+
+RETENTION_HELP = (
+    "Retention period in milliseconds for the __remote_log_metadata topic when upgrading to version 1 "
+    "(default: 1209600000, which is 14 days). This parameter is CRITICAL: it serves two purposes: "
+    "1) retention.ms: Ensures old-format (null-key) messages expire and are deleted after this period. "
+    "2) min.compaction.lag.ms: Set to the same value to prevent log cleaner from compacting before old "
+    "messages expire. Once the topic cleanup policy is changed to 'compact,delete', the log cleaner could "
+    "immediately delete null-key messages during compaction. By setting both retention.ms and "
+    "min.compaction.lag.ms to the same value, we ensure null-key messages expire naturally via retention "
+    "before the log cleaner begins compacting. This prevents data loss during the migration period. "
+    "Used with --upgrade-to-v1. (default: 1209600000)"
+)
+SEGMENT_HELP = (
+    "Segment rolling time in milliseconds for the __remote_log_metadata topic when upgrading to version 1 "
+    "(default: 86400000, which is 1 day). This controls how frequently new log segments are created. "
+    "Smaller values create more segments, which can improve compaction efficiency but increase overhead. "
+    "Used with --upgrade-to-v1. (default: 86400000)"
+)
+
+
+class UsageError(Exception):
+    pass
+
+
+class Failure(Exception):
+    """A refusal or a failed step: its message goes to stderr and the tool exits 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> "NoReturn":  # type: ignore[name-defined]  # noqa: F821
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog=PROG,
+        # The KIP's help is laid out 160 columns wide with the texts from column 25.
+        formatter_class=lambda prog: argparse.HelpFormatter(prog, max_help_position=25, width=160),
+        description="Tool to manage remote.log.metadata.version upgrades and migrate the __remote_log_metadata topic.",
+    )
+    p._optionals.title = "optional arguments"
+    p.add_argument(
+        "--bootstrap-server", required=True,
+        help="REQUIRED: A comma-separated list of host:port pairs to use for establishing the connection to the Kafka cluster.",
+    )
+    p.add_argument("--command-config", help="Property file containing configs to be passed to Admin/Consumer Client.")
+    p.add_argument(
+        "--upgrade-to-v1", action="store_true",
+        help="Upgrade from remote.log.metadata.version=0 to version 1, and configure topic with min.compaction.lag.ms. (default: false)",
+    )
+    p.add_argument(
+        "--check", action="store_true",
+        help="Check if the topic contains any messages with null keys. This is required before upgrading to version 2. (default: false)",
+    )
+    p.add_argument(
+        "--upgrade-to-v2", action="store_true",
+        help="Upgrade to remote.log.metadata.version=2 after validation. Requires --check and --auto-upgrade. (default: false)",
+    )
+    p.add_argument(
+        "--auto-upgrade", action="store_true",
+        help="Automatically upgrade to version 2 if validation passes. Must be used with --check --upgrade-to-v2. "
+        "This is a safety flag to prevent accidental upgrades. (default: false)",
+    )
+    p.add_argument(
+        "--force", action="store_true",
+        help="Force upgrade to version 2 even if null-key messages are found. Use with caution: null-key messages "
+        "will be lost during compaction. (default: false)",
+    )
+    p.add_argument("--retention-ms", type=int, default=DEFAULT_V1_RETENTION_MS, help=RETENTION_HELP)
+    p.add_argument("--segment-ms", type=int, default=DEFAULT_V1_SEGMENT_MS, help=SEGMENT_HELP)
+    p.add_argument(
+        "--timeout-ms", type=int, default=60000,
+        help="Maximum time in milliseconds to wait while checking for messages (default: 60000). Used with --check. (default: 60000)",
+    )
+    p.add_argument(
+        "--no-progress", action="store_true",
+        help="Do not draw progress bars on stderr (they are drawn only when stderr is a terminal). (default: false)",
+    )
+    return p
+
+
+def out(line: str = "") -> None:
+    """A line on stdout that never lands in the middle of a progress bar."""
+    from tqdm import tqdm
+
+    tqdm.write(line, file=sys.stdout)
+
+
+def days(ms: int) -> int:
+    return ms // DAY_MS
+
+
+class Actions:
+    """Counts the tool's actions (each one a cluster change); the test hook kills after the N-th."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        hook = os.environ.get(KILL_HOOK, "")
+        self.kill_after = int(hook) if hook.isdigit() else None
+
+    def did(self) -> None:
+        self.done += 1
+        if self.kill_after is not None and self.done >= self.kill_after:
+            sys.stdout.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+@dataclass
+class PartitionScan:
+    partition: int
+    messages: int = 0
+    null_keys: List[Tuple[int, int]] = field(default_factory=list)
+    tombstones: int = 0
+    undecodable: List[Tuple[int, str]] = field(default_factory=list)
+    level: Optional[MetadataLevel] = None
+    invalid_level: Optional[str] = None
+    read_to_end: bool = False
+
+
+@dataclass
+class TopicState:
+    partitions: Dict[int, PartitionScan]
+    configs: Dict[str, str]
+    feature_supported: bool
+    finalized_level: Optional[int]
+
+    def partition_levels(self) -> List[PartitionLevel]:
+        return [PartitionLevel(s.read_to_end, s.level) for _, s in sorted(self.partitions.items())]
+
+    def level(self) -> MetadataLevel:
+        if self.feature_supported:
+            return MetadataLevel(self.finalized_level or 0)
+        return topic_level_with_policy(self.partition_levels(), self.configs.get("cleanup.policy", "delete"))
+
+
+def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool) -> TopicState:
+    parts = cluster.partitions(METADATA_TOPIC)
+    if parts is None:
+        raise Failure(f"Topic {METADATA_TOPIC} does not exist: there is nothing to migrate.")
+    if report_null_keys:
+        out(f"Found {len(parts)} partition(s) in {METADATA_TOPIC}")
+        out("Scanning messages...")
+    scans = {p: PartitionScan(p) for p in parts}
+    stores = {p: Store() for p in parts}
+    reader = cluster.read(METADATA_TOPIC, parts, progress, desc="Scanning " + METADATA_TOPIC)
+    for r in reader:
+        s = scans[r.partition]
+        s.messages += 1
+        applied = stores[r.partition].apply(r.offset, r.key, r.value)
+        if r.key is None:
+            s.null_keys.append((r.offset, r.timestamp))
+            if report_null_keys:
+                out(f"⚠️  Found message with null key at partition={r.partition}, offset={r.offset}, timestamp={r.timestamp}")
+        if applied.skip is SkipKind.TOMBSTONE:
+            s.tombstones += 1
+        elif applied.skip is SkipKind.UNDECODABLE:
+            s.undecodable.append((r.offset, applied.detail or ""))
+            if report_null_keys:
+                out(f"⚠️  Found undecodable value at partition={r.partition}, offset={r.offset}: {applied.detail}")
+        elif applied.skip is SkipKind.LEVEL_RECORD:
+            if applied.error_code is None and applied.detail is not None:
+                s.level, s.invalid_level = MetadataLevel(int(applied.detail)), None
+            else:
+                s.invalid_level = applied.detail
+    for p, done in reader.read_to_end.items():
+        scans[p].read_to_end = done
+    supported, finalized = cluster.features()
+    fin = finalized.get(FEATURE_NAME)
+    return TopicState(
+        scans,
+        cluster.topic_configs([METADATA_TOPIC])[METADATA_TOPIC],
+        FEATURE_NAME in supported,
+        None if fin is None else int(fin[-1] if isinstance(fin, (tuple, list)) else fin),
+    )
+
+
+def require_read(state: TopicState, timeout_ms: int) -> None:
+    unread = [p for p, s in sorted(state.partitions.items()) if not s.read_to_end]
+    if unread:
+        raise Failure(
+            f"Timed out after {timeout_ms}ms before reading partition(s) {', '.join(map(str, unread))} of "
+            f"{METADATA_TOPIC} to their end: their level and null-key records are unknown. Retry with a larger --timeout-ms."
+        )
+
+
+def set_level(cluster: Cluster, state: TopicState, target: MetadataLevel, actions: Actions) -> None:
+    """The feature where the cluster has it, else a level record in every partition lacking one."""
+    if state.feature_supported:
+        if (state.finalized_level or 0) < int(target):
+            cluster.update_feature(FEATURE_NAME, int(target))
+            actions.did()
+        return
+    key, value = level_record(target)
+    for p in partitions_missing_level(state.partition_levels(), target):
+        partition = sorted(state.partitions)[p]
+        cluster.produce(METADATA_TOPIC, partition, key, value)
+        actions.did()
+
+
+def apply_configs(cluster: Cluster, wanted: Dict[str, Optional[str]], actions: Actions) -> None:
+    """Alters only what differs, so a resumed run does not redo a finished change."""
+    overrides = cluster.topic_overrides(METADATA_TOPIC)
+    change = {k: v for k, v in wanted.items() if (v is None and k in overrides) or (v is not None and overrides.get(k) != v)}
+    if change:
+        cluster.alter_topic_configs(METADATA_TOPIC, change)
+        actions.did()
+
+
+def check_managers(cluster: Cluster) -> None:
+    configs = cluster.broker_configs(cluster.brokers())
+    bad = {b: c.get(MANAGER_CONFIG) or "" for b, c in configs.items() if not manager_is_kip1266_capable(c.get(MANAGER_CONFIG) or "")}
+    if bad:
+        named = ", ".join(f"broker {b} ({cls or 'unset'})" for b, cls in sorted(bad.items()))
+        raise Failure(
+            f"Refusing to upgrade to remote.log.metadata.version=1: {MANAGER_CONFIG} is not a KIP-1266-capable manager on "
+            f"{named}. A stock TopicBasedRemoteLogMetadataManager's consumer stops at the first tombstone or level record. "
+            f"Run every broker with one of: {', '.join(kip1266_capable_managers())}."
+        )
+
+
+def check_retention(cluster: Cluster, retention_ms: int, force: bool) -> None:
+    topics = [t for t in cluster.topics() if t != METADATA_TOPIC]
+    configs = cluster.topic_configs(topics) if topics else {}
+    tiered = [int(c.get("retention.ms", "-1")) for c in configs.values() if c.get("remote.storage.enable") == "true"]
+    brokers = cluster.broker_configs(cluster.brokers())
+    margin = max([int(c.get("remote.log.manager.task.interval.ms") or 0) for c in brokers.values()] or [0])
+    try:
+        check_v1_retention(retention_ms, tiered, margin, force)
+    except _native.RlmetaError as e:
+        raise Failure(f"Refusing --retention-ms {retention_ms}: {e.message}. Use --force to override.") from e
+
+
+def upgrade_to_v1(cluster: Cluster, args: argparse.Namespace, actions: Actions) -> int:
+    r, s = args.retention_ms, args.segment_ms
+    out("Initiating upgrade to remote.log.metadata.version=1...")
+    out()
+    state = scan_topic(cluster, not args.no_progress, report_null_keys=False)
+    require_read(state, args.timeout_ms)
+    current = state.level()
+    out(f"Current remote.log.metadata.version: {int(current)}")
+    current.check_upgrade(MetadataLevel.V1)  # refuses a downgrade
+    check_retention(cluster, r, args.force)
+    check_managers(cluster)
+    wanted = MetadataLevel.V1.topic_configs(r, s)
+    out(f"Pre-configuring {METADATA_TOPIC} topic...")
+    for k, v in wanted.items():
+        out(f"  - {k}={v}")
+    out()
+    out("IMPORTANT: retention.ms and min.compaction.lag.ms are critical for safe migration.")
+    out("Once cleanup.policy becomes 'compact,delete', the log cleaner can immediately delete null-key messages during compaction.")
+    out(f"Setting retention.ms={r}ms ensures old-format (null-key) messages expire after {days(r)} days.")
+    out(f"Setting min.compaction.lag.ms to the same value ensures the log cleaner waits {days(r)} days before compacting,")
+    out("allowing null-key messages to expire naturally via retention before compaction begins.")
+    out("This prevents data loss during the migration period.")
+    out()
+    apply_configs(cluster, wanted, actions)
+    out("✅ Topic configurations updated successfully.")
+    out()
+    out("Upgrading feature to version 1...")
+    set_level(cluster, state, MetadataLevel.V1, actions)
+    out("✅ Feature upgraded to version 1 successfully.")
+    out()
+    out("✅ Upgrade to version 1 completed successfully!")
+    out()
+    total = days(s) + days(r)
+    for line in [
+        "==================== NEXT STEPS ====================",
+        "",
+        "CRITICAL: You must wait for old messages to be fully deleted before proceeding to version 2.",
+        "",
+        f"Expected deletion time: segment.ms + retention.ms = {days(s)} + {days(r)} = {total} days",
+        "",
+        "Why this waiting period is necessary:",
+        "1. Messages deletion happens in two phases:",
+        f"   Phase 1 (segment.ms = {days(s)} days):",
+        "   - Old-format (null-key) messages stay in active segment",
+        "   - Cannot be deleted while in active segment, even if expired",
+        "",
+        f"   Phase 2 (retention.ms = {days(r)} days):",
+        "   - After segment rolls, messages move to closed segment",
+        f"   - Messages expire based on retention.ms={r}ms",
+        "   - Log cleaner deletes expired messages",
+        "",
+        "2. During this period:",
+        f"   - The log cleaner will NOT compact the topic yet (prevented by min.compaction.lag.ms={r}ms)",
+        "   - This ensures null-key messages are deleted via retention, NOT via compaction",
+        "",
+        f"3. After waiting {total} days, run validation and upgrade to version 2:",
+        f"   {PROG} --bootstrap-server {args.bootstrap_server} --check --auto-upgrade",
+        "",
+        "4. The validation check will:",
+        f"   - Scan the entire {METADATA_TOPIC} topic for any remaining null-key messages",
+        "   - Only proceed with upgrade if NO null-key messages are found",
+        "   - Change cleanup.policy to 'compact' (removing 'delete')",
+        "   - Set retention.ms to -1 (infinite retention)",
+        "   - Remove min.compaction.lag.ms override (use broker default)",
+        "",
+        "===================================================",
+    ]:
+        out(line)
+    return 0
+
+
+def check(cluster: Cluster, args: argparse.Namespace, actions: Actions) -> int:
+    upgrade = args.upgrade_to_v2 or args.auto_upgrade
+    cfg = cluster.topic_configs([METADATA_TOPIC]).get(METADATA_TOPIC)
+    if cfg is None:
+        raise Failure(f"Topic {METADATA_TOPIC} does not exist: there is nothing to migrate.")
+    retention, lag, segment = int(cfg.get("retention.ms", "-1")), int(cfg.get("min.compaction.lag.ms", "0")), int(cfg.get("segment.ms", "0"))
+    for line in [
+        "========== IMPORTANT REMINDER ==========",
+        "",
+        f"Current {METADATA_TOPIC} topic configuration:",
+        f"  - retention.ms={retention}ms ({days(retention)} days)",
+        f"  - min.compaction.lag.ms={lag}ms ({days(lag)} days)",
+        "",
+        "Before proceeding with this validation, ensure that:",
+        f"1. At least {days(retention)} days have passed since upgrading to version 1",
+        "2. This allows all old-format (null-key) messages to expire via retention",
+        "3. The log cleaner has NOT compacted the topic yet (prevented by min.compaction.lag.ms)",
+        "",
+        f"If you upgraded to version 1 recently (less than {days(retention)} days ago),",
+        "you should WAIT before running this validation to avoid false negatives.",
+        "",
+        "========================================",
+        "",
+        f"Checking {METADATA_TOPIC} topic for messages with null keys...",
+        f"Bootstrap servers: {args.bootstrap_server}",
+        f"Timeout: {args.timeout_ms}ms",
+        "Upgrade to V2: ENABLED (will upgrade to version 2 if validation passes)" if upgrade else "Upgrade to V2: DISABLED (validation only)",
+        "",
+    ]:
+        out(line)
+    state = scan_topic(cluster, not args.no_progress, report_null_keys=True)
+    scans = [s for _, s in sorted(state.partitions.items())]
+    total = sum(s.messages for s in scans)
+    nulls = sum(len(s.null_keys) for s in scans)
+    out()
+    out("Scan completed.")
+    out(f"Total messages scanned: {total}")
+    out(f"Messages with null keys: {nulls}")
+    for s in scans:
+        line = f"  partition={s.partition}: {s.messages} message(s), {len(s.null_keys)} with null keys"
+        if s.null_keys:
+            line += f" (offsets {s.null_keys[0][0]}-{s.null_keys[-1][0]}, timestamps {min(t for _, t in s.null_keys)}-{max(t for _, t in s.null_keys)})"
+        line += f", {s.tombstones} tombstone(s), {len(s.undecodable)} undecodable value(s)"
+        line += f", level record: {int(s.level) if s.level is not None else (('invalid: ' + s.invalid_level) if s.invalid_level else 'none')}"
+        if not s.read_to_end:
+            line += ", NOT read to its end"
+        out(line)
+    require_read(state, args.timeout_ms)
+    out()
+    last_ts = max((t for s in scans for _, t in s.null_keys), default=None)
+    verdict = readiness(nulls, last_ts, segment, retention)
+    if not verdict.ready:
+        now = int(time.time() * 1000)
+        out(f"❌ VALIDATION FAILED: Found {nulls} message(s) with null keys.")
+        out()
+        if last_ts is not None:
+            age = max(0, now - last_ts)
+            out(f"Last null-key message timestamp: {last_ts}")
+            out(f"Last null-key message age: {days(age)} days ({age // 3_600_000} hours)")
+            out()
+        out("Topic configuration:")
+        out(f"  - segment.ms: {segment}ms ({days(segment)} days)")
+        out(f"  - retention.ms: {retention}ms ({days(retention)} days)")
+        if retention >= 0:
+            out(f"  - Total wait time for deletion: {segment + retention}ms ({days(segment + retention)} days)")
+        out()
+        out("💡 SUGGESTION:")
+        out()
+        if verdict.estimated_cleanup_ms is not None:
+            est = verdict.estimated_cleanup_ms
+            out(f"Estimated cleanup time: {time.strftime('%a %b %d %H:%M:%S %Z %Y', time.localtime(est / 1000))}")
+            out()
+            out(f"Remaining wait time: approximately {max(0, est - now) // 3_600_000} hours.")
+            out()
+            out("Please retry this validation after the estimated cleanup time.")
+        else:
+            out("retention.ms is infinite: null-key messages never expire. Run --upgrade-to-v1 first.")
+        out()
+        out("Action required:")
+        out("1. Wait for null-key messages to expire based on retention.ms setting")
+        out("2. Then run this tool again to verify all null-key messages are gone")
+        out("3. Only then proceed with the upgrade to remote.log.metadata.version=2")
+        out()
+        out("To force upgrade despite null-key messages (NOT RECOMMENDED), use --force flag.")
+        if not (args.force and upgrade):
+            raise Failure(f"Cannot upgrade to version 2: null-key messages found in {METADATA_TOPIC}")
+        out()
+        out(f"⚠️  --force given: upgrading despite {nulls} null-key message(s); they will be lost during compaction.")
+    else:
+        out("✅ VALIDATION PASSED: No null-key messages found.")
+        out("✅ Safe to upgrade to remote.log.metadata.version=2.")
+    if not upgrade:
+        return 0
+    if not args.auto_upgrade:
+        out()
+        out("Validation passed. Run again with --auto-upgrade to upgrade to remote.log.metadata.version=2.")
+        return 0
+    out()
+    return upgrade_to_v2(cluster, state, actions)
+
+
+def upgrade_to_v2(cluster: Cluster, state: TopicState, actions: Actions) -> int:
+    out("Initiating upgrade to remote.log.metadata.version=2...")
+    out()
+    current = state.level()
+    out(f"Current remote.log.metadata.version: {int(current)}")
+    current.check_upgrade(MetadataLevel.V2)
+    out(f"Upgrading from version {int(current)} to version 2...")
+    apply_configs(cluster, MetadataLevel.V2.topic_configs(), actions)
+    set_level(cluster, state, MetadataLevel.V2, actions)
+    out()
+    out("✅ Successfully upgraded to remote.log.metadata.version=2!")
+    out()
+    if state.feature_supported:
+        out(f"The controller has automatically updated {METADATA_TOPIC} topic configuration:")
+    else:
+        out(f"The {METADATA_TOPIC} topic configuration has been updated:")
+    out("  - cleanup.policy changed to 'compact' (compact-only)")
+    out("  - min.compaction.lag.ms override removed")
+    out("  - retention.ms override removed")
+    out()
+    out("All metadata messages now have proper keys and will be retained indefinitely via compaction.")
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.upgrade_to_v1 and (args.check or args.upgrade_to_v2 or args.auto_upgrade):
+            raise UsageError("--upgrade-to-v1 cannot be combined with --check, --upgrade-to-v2 or --auto-upgrade")
+        if (args.upgrade_to_v2 or args.auto_upgrade) and not args.check:
+            raise UsageError("--upgrade-to-v2 and --auto-upgrade require --check")
+        if not (args.upgrade_to_v1 or args.check):
+            raise UsageError("one of --upgrade-to-v1 or --check is required")
+    except UsageError as e:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1
+    except SystemExit as e:  # -h/--help
+        return int(e.code or 0)
+    cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
+    actions = Actions()
+    try:
+        return upgrade_to_v1(cluster, args, actions) if args.upgrade_to_v1 else check(cluster, args, actions)
+    except Failure as e:
+        sys.stdout.flush()
+        print(str(e), file=sys.stderr)
+        return 1
+    except _native.RlmetaError as e:
+        sys.stdout.flush()
+        print(f"{e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # a cluster that cannot be reached or refuses a request
+        sys.stdout.flush()
+        print(f"{PROG}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    finally:
+        cluster.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""A real single-node KRaft Apache Kafka 4.4.0 (broker + controller) with tiered storage, for the
+operator-tool tests. The approach of tests/e2e/run-broker.sh: Kafka's jars from Maven Central
+(tests/e2e/pom.xml, resolved once into tests/e2e/target/classpath.txt), the repo's file-backed
+RemoteStorageManager, 127.0.0.1 only, free ports picked at run time, a small heap, bounded
+waits, and always stopped (SIGTERM, then SIGKILL) by whoever started it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+REPO = Path(__file__).resolve().parents[2]
+E2E = REPO / "tests" / "e2e"
+CLASSPATH = E2E / "target" / "classpath.txt"
+RSM_JAR = E2E / "target" / "rlmeta-e2e-0.1.0.jar"
+STOCK_MANAGER = "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager"
+
+
+def ensure_jars(timeout: int = 600) -> str:
+    """Kafka 4.4.0's class path (resolving it with Maven when missing)."""
+    if not (CLASSPATH.is_file() and RSM_JAR.is_file()) or any(
+        not Path(p).exists() for p in CLASSPATH.read_text().strip().split(":")
+    ):
+        subprocess.run(
+            ["mvn", "-q", "-B", "-f", str(E2E / "pom.xml"), "package", "dependency:build-classpath",
+             f"-Dmdep.outputFile={CLASSPATH}"],
+            check=True, timeout=timeout, stdout=subprocess.DEVNULL,
+        )
+    return CLASSPATH.read_text().strip()
+
+
+def free_ports(n: int) -> List[int]:
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+class Broker:
+    """One node; ``start`` formats on first use, ``restart`` keeps its data with new configs."""
+
+    def __init__(self, workdir: Optional[Path] = None, metadata_partitions: int = 3) -> None:
+        self.classpath = ensure_jars()
+        self.dir = Path(workdir or tempfile.mkdtemp(prefix="rlmeta-py-broker."))
+        self.port, self.controller_port = free_ports(2)
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.metadata_partitions = metadata_partitions
+        self.proc: Optional[subprocess.Popen] = None
+        self.formatted = False
+        (self.dir / "remote").mkdir(parents=True, exist_ok=True)
+        (self.dir / "log4j2.properties").write_text(
+            "status = warn\nappender.file.type = File\nappender.file.name = FILE\n"
+            "appender.file.fileName = ${sys:rlmeta.log.file}\nappender.file.layout.type = PatternLayout\n"
+            "appender.file.layout.pattern = [%d] %p %m (%c)%n\nrootLogger.level = INFO\n"
+            "rootLogger.appenderRef.file.ref = FILE\n"
+        )
+
+    def properties(self, overrides: Dict[str, str]) -> str:
+        p = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.bootstrap.servers": f"127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.dir / "data"),
+            "metadata.log.dir": str(self.dir / "meta"),
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "auto.create.topics.enable": "false",
+            "log.retention.check.interval.ms": "1000",
+            "log.initial.task.delay.ms": "500",
+            "file.delete.delay.ms": "1000",
+            "remote.log.storage.system.enable": "true",
+            "remote.log.storage.manager.class.name": "dev.rlmeta.e2e.FileRemoteStorageManager",
+            "remote.log.storage.manager.class.path": str(RSM_JAR),
+            "rsm.config.dir": str(self.dir / "remote"),
+            "remote.log.metadata.manager.class.name": STOCK_MANAGER,
+            "remote.log.metadata.manager.listener.name": "PLAINTEXT",
+            "rlmm.config.remote.log.metadata.topic.num.partitions": str(self.metadata_partitions),
+            "rlmm.config.remote.log.metadata.topic.replication.factor": "1",
+            "rlmm.config.remote.log.metadata.topic.min.isr": "1",
+            "remote.log.manager.task.interval.ms": "1000",
+        }
+        p.update(overrides)
+        return "".join(f"{k}={v}\n" for k, v in p.items())
+
+    def java(self, log_name: str, *args: str, heap: str = "256m") -> List[str]:
+        return ["java", f"-Xmx{heap}", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}",
+                f"-Drlmeta.log.file={self.dir / (log_name + '.log')}", "-cp", self.classpath, *args]
+
+    def tool(self, main: str, *args: str, timeout: int = 60) -> str:
+        """Runs one of Kafka's own command-line tools; returns its stdout."""
+        out = subprocess.run(self.java("tool", main, *args), capture_output=True, text=True, timeout=timeout)
+        if out.returncode != 0:
+            raise RuntimeError(f"{main} {args} failed ({out.returncode}): {out.stderr[-2000:]}")
+        return out.stdout
+
+    def start(self, **overrides: str) -> None:
+        props = self.dir / "server.properties"
+        props.write_text(self.properties(overrides))
+        if not self.formatted:
+            cluster_id = self.tool("kafka.tools.StorageTool", "random-uuid").strip()
+            self.tool("kafka.tools.StorageTool", "format", "--standalone", "--cluster-id", cluster_id, "--config", str(props))
+            self.formatted = True
+        log = self.dir / "server.log"
+        if log.exists():
+            log.unlink()
+        self.proc = subprocess.Popen(
+            self.java("server", "-Dlog4j2.shutdownHookEnabled=false", "kafka.Kafka", str(props), heap="768m"),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 90
+        while "Kafka Server started" not in (log.read_text(errors="replace") if log.exists() else ""):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"broker exited during startup: {log.read_text(errors='replace')[-3000:] if log.exists() else ''}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("broker did not start within 90 s")
+            time.sleep(0.3)
+
+    def stop(self, limit: float = 30) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(limit)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+    def restart(self, **overrides: str) -> None:
+        self.stop()
+        self.start(**overrides)
+
+    def journal(self) -> str:
+        j = self.dir / "remote" / "journal.txt"
+        return j.read_text() if j.exists() else ""
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+if __name__ == "__main__":  # a broker for a developer's hands: runs until Ctrl-C
+    b = Broker()
+    try:
+        b.start()
+        print(b.bootstrap, b.dir, flush=True)
+        while True:
+            time.sleep(1)
+    finally:
+        b.cleanup()
