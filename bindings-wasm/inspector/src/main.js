@@ -722,8 +722,10 @@ async function runPreview() {
   const box = $('preview-result');
   box.dataset.pending = '1';
   let p;
+  const asked = performance.now();
   try {
     p = await ask('preview', { config, nowMs });
+    box.dataset.ms = (performance.now() - asked).toFixed(1);
   } catch (e) {
     if (seq === previewSeq) box.replaceChildren(el('p', { class: 'bad', text: `The preview needs valid configs: ${e.message}` }));
     delete box.dataset.pending;
