@@ -285,7 +285,8 @@ pub struct SegmentLog {
     index_in_batch: Vec<u32>,
     batches: Vec<BatchRow>,
     partitions: Vec<TopicIdPartition>,
-    partition_index: HashMap<(Uuid, i32, String), i32>,
+    /// Rows of `partitions` by topic id and partition number.
+    partition_index: HashMap<(Uuid, i32), Vec<i32>>,
     segments: Vec<Uuid>,
     segment_index: HashMap<Uuid, i32>,
     faults: Vec<Fault>,
@@ -910,13 +911,17 @@ impl SegmentLog {
     }
 
     fn partition(&mut self, t: &rlmeta::record::TopicIdPartitionEntry<'_>) -> i32 {
-        let key = (t.id, t.partition, t.name.to_string());
-        if let Some(&i) = self.partition_index.get(&key) {
+        // By id and number first, then the name (no allocation per record).
+        let same = self.partition_index.entry((t.id, t.partition)).or_default();
+        if let Some(&i) = same
+            .iter()
+            .find(|&&i| self.partitions.get(i as usize).is_some_and(|p| p.topic == t.name))
+        {
             return i;
         }
         let i = self.partitions.len() as i32;
         self.partitions.push(t.to_topic_id_partition());
-        self.partition_index.insert(key, i);
+        same.push(i);
         i
     }
 

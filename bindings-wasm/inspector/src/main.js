@@ -279,6 +279,7 @@ function rowsOfFile(file) {
 // ------------------------------------------------------------------ summary, level, migration
 function onSummary({ summary, lifecycles, summarizeMs }) {
   document.body.dataset.summarizeMs = summarizeMs.toFixed(1);
+  document.body.dataset.replayedMs = (performance.now() - state.t0).toFixed(1);
   state.summary = summary;
   state.lifecycles = lifecycles;
   const s = summary;
@@ -304,8 +305,10 @@ function onSummary({ summary, lifecycles, summarizeMs }) {
 function showReplay() {
   if (state.shown) return;
   state.shown = true;
+  const t = performance.now();
   showMigration(state.summary, state.indexed.readiness);
   showLifecycles();
+  document.body.dataset.lifecyclesMs = (performance.now() - t).toFixed(1);
   finish();
   setupPreview();
 }
@@ -632,9 +635,12 @@ function stepTimes(offsets) {
   let ascending = true;
   for (let i = 1; i < n && ascending; i++) ascending = c.offsets[i - 1] < c.offsets[i];
   const map = ascending ? null : new Map(Array.from({ length: n }, (_, i) => [c.offsets[i], i]));
+  const base = n > 0 ? c.offsets[0] : 0n;
   for (let k = 0; k < offsets.length; k++) {
     let row;
-    if (map) row = map.get(offsets[k]);
+    const guess = Number(offsets[k] - base); // no gaps: the row is the offset's distance from the first
+    if (guess >= 0 && guess < n && c.offsets[guess] === offsets[k]) row = guess;
+    else if (map) row = map.get(offsets[k]);
     else {
       let a = 0;
       let b = n - 1;
