@@ -96,3 +96,30 @@ inspector-build: wasm-build $(VITE)
 	$(VITE) build --config $(WASM_DIR)/inspector/vite.config.mjs
 	@printf 'inspector-build: %s %d bytes, %d gzip -9 (open it in a browser: file://%s)\n' $(INSPECTOR_HTML) \
 	  $$(stat -c %s $(INSPECTOR_HTML)) $$(gzip -9c $(INSPECTOR_HTML) | wc -c) $(abspath $(INSPECTOR_HTML))
+
+# inspector-test: the page built from disk, in Debian's Chromium headless shell driven by
+# playwright-core (node --test): every fixture under tests/fixtures against inspect --json,
+# checkpoints against kafka-dump-log, bad files, 1.5M rows. Screenshots: build/inspector-test/.
+INSPECTOR_TESTS := $(wildcard $(WASM_DIR)/inspector/tests/*.test.mjs)
+CHROMIUM_SHELL  := /usr/lib/chromium/chromium-headless-shell
+WASM_GEN        := $(or $(CARGO_TARGET_DIR),target)/release/gen_segment
+
+.PHONY: inspector-browser inspector-test inspector-bins bench-inspector
+
+inspector-browser:
+	@[ -x $(CHROMIUM_SHELL) ] || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium-headless-shell; }
+
+inspector-bins:
+	$(CARGO) build -q --release -p rlmeta-examples --bin inspect --bin gen_segment
+
+inspector-test: inspector-build inspector-bins inspector-browser
+	RLMETA_INSPECT="$(abspath $(WASM_INSPECT))" RLMETA_GEN_SEGMENT="$(abspath $(WASM_GEN))" RLMETA_CHROMIUM=$(CHROMIUM_SHELL) \
+	  node --test $(INSPECTOR_TESTS)
+
+BINDING_TESTS += inspector-test
+
+# bench-inspector (not a test): a generated 100 MB segment file dropped on the page in headless
+# Chromium; time to the first rows and to the complete summary, module and page sizes.
+bench-inspector: inspector-build inspector-bins inspector-browser
+	RLMETA_GEN_SEGMENT="$(abspath $(WASM_GEN))" RLMETA_CHROMIUM=$(CHROMIUM_SHELL) \
+	  node $(WASM_DIR)/inspector/bench/bench.mjs

@@ -107,7 +107,10 @@ export interface InspectionSummary {
 
 export interface Lifecycles {
   ids: string[];
-  partitions: Int32Array;
+  /** The user partitions of the lifecycles. */
+  partitionTable: { topicId: string; topic: string; partition: number }[];
+  /** Index into partitionTable. */
+  partitions: Uint32Array;
   /** start, end per lifecycle (-1 when hasRange is 0). */
   ranges: BigInt64Array;
   hasRange: Uint8Array;
@@ -115,7 +118,8 @@ export interface Lifecycles {
   now: Int8Array;
   /** See MARK. */
   marks: Uint8Array;
-  steps: { lifecycle: Uint32Array; offset: BigInt64Array; state: Int8Array; timestamp: BigInt64Array };
+  /** Every state step: its lifecycle, record offset and state id. */
+  steps: { lifecycle: Uint32Array; offset: BigInt64Array; state: Int8Array };
 }
 
 export interface TopicConfigInput {

@@ -117,14 +117,16 @@ export function fileApi(native, call, check) {
         levelOffset: s.level === -1 ? null : str(s.levelOffset),
         lastNullKeyTimestamp: s.nullKeyRecords ? str(s.lastNullKeyTimestamp) : null,
       }))),
-      lifecycles: () => call(() => ({
-        ids: log.lifecycleIds(), partitions: log.lifecyclePartitions(), ranges: log.lifecycleRanges(),
-        hasRange: log.lifecycleHasRange(), now: log.lifecycleNow(), marks: log.lifecycleMarks(),
-        steps: {
-          lifecycle: log.stepLifecycles(), offset: log.stepOffsets(), state: log.stepStates(),
-          timestamp: log.stepTimestamps(),
-        },
-      })),
+      lifecycles: () => call(() => {
+        const t = log.lifecyclePartitionTable();
+        const partitionTable = [];
+        for (let i = 0; i < t.length; i += 3) partitionTable.push({ topicId: t[i], topic: t[i + 1], partition: Number(t[i + 2]) });
+        return {
+          ids: log.lifecycleIds(), partitionTable, partitions: log.lifecyclePartitions(), ranges: log.lifecycleRanges(),
+          hasRange: log.lifecycleHasRange(), now: log.lifecycleNow(), marks: log.lifecycleMarks(),
+          steps: { lifecycle: log.stepLifecycles(), offset: log.stepOffsets(), state: log.stepStates() },
+        };
+      }),
       /** What retention and the cleaner keep at `nowMs` under `config`. */
       preview(config, nowMs) {
         const c = check.object('config', config);

@@ -285,7 +285,8 @@ pub struct SegmentLog {
     index_in_batch: Vec<u32>,
     batches: Vec<BatchRow>,
     partitions: Vec<TopicIdPartition>,
-    partition_index: HashMap<(Uuid, i32, String), i32>,
+    /// Rows of `partitions` by topic id and partition number.
+    partition_index: HashMap<(Uuid, i32), Vec<i32>>,
     segments: Vec<Uuid>,
     segment_index: HashMap<Uuid, i32>,
     faults: Vec<Fault>,
@@ -494,6 +495,12 @@ impl SegmentLog {
     /// Replays every record with the core's inspector (lifecycles and summary); call once every
     /// file is indexed.
     pub fn summarize(&mut self) {
+        // The replay copies every key and value: grow the heap once, up front. Growing wasm memory
+        // step by step as the allocator asks costs more than the replay itself in V8 (each
+        // `memory.grow` replaces the memory's ArrayBuffer; measured: 2/3 of the time in malloc
+        // and the garbage collector).
+        let bytes: usize = self.files.iter().map(|f| f.bytes.len()).sum();
+        drop(Vec::<u8>::with_capacity(bytes.saturating_mul(3)));
         let files: Vec<(&str, &[u8])> = self
             .files
             .iter()
@@ -535,21 +542,26 @@ impl SegmentLog {
     pub fn lifecycle_ids(&self) -> Vec<String> {
         self.lifecycles().iter().map(|l| l.id.to_string()).collect()
     }
-    #[wasm_bindgen(js_name = lifecyclePartitions)]
-    pub fn lifecycle_partitions(&self) -> Vec<i32> {
-        self.lifecycles()
+    /// The user partitions of the lifecycles (`lifecyclePartitions` indexes this table), as
+    /// `topicId`, topic name and partition number: independent of `index()`, so that a
+    /// second instance can replay the files while the first indexes them.
+    #[wasm_bindgen(js_name = lifecyclePartitionTable)]
+    pub fn lifecycle_partition_table(&self) -> Vec<String> {
+        self.lifecycle_partition_list()
+            .0
             .iter()
-            .map(|l| {
-                self.partition_index
-                    .get(&(
-                        l.partition.topic_id,
-                        l.partition.partition,
-                        l.partition.topic.clone(),
-                    ))
-                    .copied()
-                    .unwrap_or(-1)
+            .flat_map(|p| {
+                [
+                    p.topic_id.to_string(),
+                    p.topic.clone(),
+                    p.partition.to_string(),
+                ]
             })
             .collect()
+    }
+    #[wasm_bindgen(js_name = lifecyclePartitions)]
+    pub fn lifecycle_partitions(&self) -> Vec<u32> {
+        self.lifecycle_partition_list().1
     }
     #[wasm_bindgen(js_name = lifecycleRanges)]
     pub fn lifecycle_ranges(&self) -> Vec<i64> {
@@ -579,8 +591,8 @@ impl SegmentLog {
             .map(|m| u8::from(m.stuck) | u8::from(m.dangling) << 1 | u8::from(m.overlapping) << 2)
             .collect()
     }
-    /// Every state step of every lifecycle, flat: the lifecycle's index, the record offset, the
-    /// state id and the record's timestamp.
+    /// Every state step of every lifecycle, flat: the lifecycle's index, the record offset and
+    /// the state id (the record's timestamp is in the `timestamps` column of its offset).
     #[wasm_bindgen(js_name = stepLifecycles)]
     pub fn step_lifecycles(&self) -> Vec<u32> {
         self.steps().map(|(i, _, _)| i).collect()
@@ -593,24 +605,6 @@ impl SegmentLog {
     pub fn step_states(&self) -> Vec<i8> {
         self.steps().map(|(_, _, s)| s).collect()
     }
-    #[wasm_bindgen(js_name = stepTimestamps)]
-    pub fn step_timestamps(&self) -> Vec<i64> {
-        let rows: HashMap<i64, usize> = self
-            .offsets
-            .iter()
-            .enumerate()
-            .map(|(i, &o)| (o, i))
-            .collect();
-        self.steps()
-            .map(|(_, o, _)| {
-                rows.get(&o)
-                    .and_then(|&i| self.timestamps.get(i))
-                    .copied()
-                    .unwrap_or(0)
-            })
-            .collect()
-    }
-
     /// What Kafka's retention and cleaner keep at `now_ms` with this topic configuration
     /// (`policy`: 0 delete, 1 compact, 2 compact,delete; `segment_records` stands in for
     /// `segment.bytes`, 0: no limit), over the records before each file's first corrupt batch
@@ -688,6 +682,9 @@ impl SegmentLog {
                 });
             }
         }
+        // The cleaner's log copies every key and value (see summarize).
+        let bytes: usize = records.iter().map(|r| r.size).sum();
+        drop(Vec::<u8>::with_capacity(bytes.saturating_mul(2)));
         let p = preview_compaction(&records, config, now_ms);
         Ok(PreviewView {
             records_before: p.records_before as u32,
@@ -834,6 +831,23 @@ impl SegmentLog {
             .map_or(&[][..], |i| i.segments.as_slice())
     }
 
+    /// The distinct user partitions of the lifecycles, and each lifecycle's index among them.
+    fn lifecycle_partition_list(&self) -> (Vec<&TopicIdPartition>, Vec<u32>) {
+        let mut table: Vec<&TopicIdPartition> = Vec::new();
+        let mut index: HashMap<&TopicIdPartition, u32> = HashMap::new();
+        let of = self
+            .lifecycles()
+            .iter()
+            .map(|l| {
+                *index.entry(&l.partition).or_insert_with(|| {
+                    table.push(&l.partition);
+                    table.len() as u32 - 1
+                })
+            })
+            .collect();
+        (table, of)
+    }
+
     fn steps(&self) -> impl Iterator<Item = (u32, i64, i8)> + '_ {
         self.lifecycles()
             .iter()
@@ -897,13 +911,17 @@ impl SegmentLog {
     }
 
     fn partition(&mut self, t: &rlmeta::record::TopicIdPartitionEntry<'_>) -> i32 {
-        let key = (t.id, t.partition, t.name.to_string());
-        if let Some(&i) = self.partition_index.get(&key) {
+        // By id and number first, then the name (no allocation per record).
+        let same = self.partition_index.entry((t.id, t.partition)).or_default();
+        if let Some(&i) = same
+            .iter()
+            .find(|&&i| self.partitions.get(i as usize).is_some_and(|p| p.topic == t.name))
+        {
             return i;
         }
         let i = self.partitions.len() as i32;
         self.partitions.push(t.to_topic_id_partition());
-        self.partition_index.insert(key, i);
+        same.push(i);
         i
     }
 

@@ -195,8 +195,9 @@ impl Inspector {
             .iter()
             .map(|tp| store.orphans(tp).len())
             .sum();
+        let now: std::collections::HashMap<Uuid, SegmentState> = live.iter().copied().collect();
         for l in lifecycles.values_mut() {
-            l.now = live.iter().find(|(id, _)| *id == l.id).map(|(_, s)| *s);
+            l.now = now.get(&l.id).copied();
         }
         // The cleaner runs long after the last record, as it would on a topic switched to compact.
         let later = last_ts.saturating_add(30 * 86_400_000);

@@ -74,19 +74,28 @@ function wasmBytes() {
   return out;
 }
 
+let replayer; // the second worker: replays the files with the core's inspector meanwhile
+let starting = 2;
+function spawn(module) {
+  const w = new DecodeWorker();
+  w.onerror = (e) => fatal(`The decoder stopped: ${e.message ?? 'worker error'}`);
+  w.onmessage = ({ data }) => {
+    try {
+      if (data.type === 'ready' && --starting > 0) return;
+      onWorker(data);
+    } catch (e) {
+      fatal(`The page failed to show the result: ${e.message}`);
+    }
+  };
+  w.postMessage({ type: 'init', module });
+  return w;
+}
+
 async function start() {
   try {
     const module = await WebAssembly.compile(wasmBytes());
-    worker = new DecodeWorker();
-    worker.onerror = (e) => fatal(`The decoder stopped: ${e.message ?? 'worker error'}`);
-    worker.onmessage = ({ data }) => {
-      try {
-        onWorker(data);
-      } catch (e) {
-        fatal(`The page failed to show the result: ${e.message}`);
-      }
-    };
-    worker.postMessage({ type: 'init', module });
+    worker = spawn(module);
+    replayer = spawn(module);
   } catch (e) {
     fatal(`The decoder could not start: ${e.message}`);
   }
@@ -138,14 +147,15 @@ async function openFiles(fileList) {
   setStatus(`Reading ${plural(files.length, 'file')}…`);
   try {
     const read = await Promise.all(files.map(async (f) => ({ name: f.webkitRelativePath || f.name, buffer: await f.arrayBuffer() })));
-    worker.postMessage({ type: 'open', files: read }, read.map((f) => f.buffer));
+    replayer.postMessage({ type: 'open', role: 'replay', files: read }); // a copy
+    worker.postMessage({ type: 'open', role: 'index', files: read }, read.map((f) => f.buffer));
   } catch (e) {
     fatal(`Could not read the files: ${e.message}`);
   }
 }
 
 function reset() {
-  Object.assign(state, { rows: 0, cols: null, tables: null, view: new Uint32Array(0), selected: -1, lifecycles: null, summary: null, keyMatches: null });
+  Object.assign(state, { rows: 0, cols: null, tables: null, view: new Uint32Array(0), selected: -1, lifecycles: null, summary: null, keyMatches: null, indexed: null, shown: false });
   state.keyCache.clear();
   for (const id of ['fatal', 'faults', 'level', 'checkpoints', 'segments']) $(id).hidden = true;
   $('fault-list').replaceChildren();
@@ -212,9 +222,11 @@ function onIndexed(m) {
     setupFilters();
   }
   showFaults(m.faults, m.rows);
-  if (m.segments === 0) finish();
-  else setStatus(`${m.rows.toLocaleString('en')} records read; replaying lifecycles…`);
+  state.indexed = m;
   applyView();
+  if (m.segments === 0) finish();
+  else if (state.summary) showReplay();
+  else setStatus(`${m.rows.toLocaleString('en')} records read; replaying lifecycles…`);
 }
 
 function finish() {
@@ -265,8 +277,9 @@ function rowsOfFile(file) {
 }
 
 // ------------------------------------------------------------------ summary, level, migration
-function onSummary({ summary, lifecycles, readiness, summarizeMs }) {
+function onSummary({ summary, lifecycles, summarizeMs }) {
   document.body.dataset.summarizeMs = summarizeMs.toFixed(1);
+  document.body.dataset.replayedMs = (performance.now() - state.t0).toFixed(1);
   state.summary = summary;
   state.lifecycles = lifecycles;
   const s = summary;
@@ -283,10 +296,21 @@ function onSummary({ summary, lifecycles, readiness, summarizeMs }) {
   item('kept if compacted now', `${s.keptByCompaction} of ${s.records}`, 'keptByCompaction');
   item('live segments lost if compacted now', s.lostByCompaction, 'lostByCompaction');
   showLevel(s);
+  $('segments').hidden = false;
+  if (state.indexed) showReplay();
+}
+
+/** Once both the columns and the replay are in: lifecycles (timed by the columns), the
+ * migration check, the compaction preview. */
+function showReplay() {
+  if (state.shown) return;
+  state.shown = true;
+  const t = performance.now();
+  showMigration(state.summary, state.indexed.readiness);
   showLifecycles();
-  setupPreview();
-  showMigration(s, readiness);
+  document.body.dataset.lifecyclesMs = (performance.now() - t).toFixed(1);
   finish();
+  setupPreview();
 }
 
 function showLevel(s) {
@@ -307,6 +331,7 @@ function showLevel(s) {
 }
 
 function showMigration(s, r) {
+  s = { ...s, lastNullKeyTimestamp: r.lastNullKeyTimestamp };
   const box = $('migration-result');
   const lines = [
     ['null-key records', String(s.nullKeyRecords), 'nullKeyRecords'],
@@ -571,7 +596,6 @@ const STATE_COLORS = ['#e0a030', '#2f8f4f', '#c05050', '#808080'];
 
 function showLifecycles() {
   const l = state.lifecycles;
-  const t = state.tables;
   const n = l.ids.length;
   const body = $('lifecycle-table').tBodies[0];
   const rowsHtml = [];
@@ -587,9 +611,9 @@ function showLifecycles() {
     if (l.marks[i] & MARK.STUCK) marks.push('stuck');
     if (l.marks[i] & MARK.DANGLING) marks.push('dangling');
     if (l.marks[i] & MARK.OVERLAPPING) marks.push('overlapping');
-    const p = l.partitions[i];
+    const p = l.partitionTable[l.partitions[i]];
     const tr = el('tr', { 'data-id': l.ids[i], 'data-now': l.now[i] < 0 ? 'gone' : SEGMENT_STATES[l.now[i]], 'data-marks': marks.join(' ') },
-      el('td', { text: p >= 0 ? `${t.partitions[p].topic}-${t.partitions[p].partition}` : '' }),
+      el('td', { text: p ? `${p.topic}-${p.partition}` : '' }),
       el('td', { text: l.ids[i] }),
       el('td', { text: l.hasRange[i] ? `[${l.ranges[2 * i]}..${l.ranges[2 * i + 1]}]` : 'segment record missing' }),
       el('td', { text: steps.join(' \u2192 ') }),
@@ -600,6 +624,36 @@ function showLifecycles() {
   if (shown < n) rowsHtml.push(el('tr', {}, el('td', { colspan: '6', class: 'muted', text: `… and ${(n - shown).toLocaleString('en')} more (the chart shows every one)` })));
   body.replaceChildren(...rowsHtml);
   drawChart();
+}
+
+/** Each step's record time in seconds, found by its offset in the columns (binary search while
+ * the offsets ascend, as in one partition's log; a map otherwise). */
+function stepTimes(offsets) {
+  const c = state.cols;
+  const n = state.rows;
+  const out = new Float64Array(offsets.length);
+  let ascending = true;
+  for (let i = 1; i < n && ascending; i++) ascending = c.offsets[i - 1] < c.offsets[i];
+  const map = ascending ? null : new Map(Array.from({ length: n }, (_, i) => [c.offsets[i], i]));
+  const base = n > 0 ? c.offsets[0] : 0n;
+  for (let k = 0; k < offsets.length; k++) {
+    let row;
+    const guess = Number(offsets[k] - base); // no gaps: the row is the offset's distance from the first
+    if (guess >= 0 && guess < n && c.offsets[guess] === offsets[k]) row = guess;
+    else if (map) row = map.get(offsets[k]);
+    else {
+      let a = 0;
+      let b = n - 1;
+      while (a < b) {
+        const m = (a + b) >> 1;
+        if (c.offsets[m] < offsets[k]) a = m + 1;
+        else b = m;
+      }
+      row = a;
+    }
+    out[k] = row === undefined ? NaN : Number(c.timestamps[row]) / 1000;
+  }
+  return out;
 }
 
 let plot;
@@ -613,17 +667,17 @@ function drawChart() {
     box.append(el('p', { class: 'muted', text: 'No segment lifecycles in these files.' }));
     return;
   }
+  const times = stepTimes(l.steps.offset);
   let lo = Infinity;
   let hi = -Infinity;
-  for (const ts of l.steps.timestamp) {
-    const s = Number(ts) / 1000;
+  for (const s of times) {
     if (s < lo) lo = s;
     if (s > hi) hi = s;
   }
   if (hi <= lo) hi = lo + 1;
   const end = hi + (hi - lo) * 0.02;
   const byLifecycle = Array.from({ length: n }, () => []);
-  for (let k = 0; k < l.steps.lifecycle.length; k++) byLifecycle[l.steps.lifecycle[k]].push([Number(l.steps.timestamp[k]) / 1000, l.steps.state[k]]);
+  for (let k = 0; k < l.steps.lifecycle.length; k++) byLifecycle[l.steps.lifecycle[k]].push([times[k], l.steps.state[k]]);
   const height = Math.min(600, Math.max(160, n * 14 + 60));
   const draw = (u) => {
     const ctx = u.ctx;
@@ -722,8 +776,10 @@ async function runPreview() {
   const box = $('preview-result');
   box.dataset.pending = '1';
   let p;
+  const asked = performance.now();
   try {
     p = await ask('preview', { config, nowMs });
+    box.dataset.ms = (performance.now() - asked).toFixed(1);
   } catch (e) {
     if (seq === previewSeq) box.replaceChildren(el('p', { class: 'bad', text: `The preview needs valid configs: ${e.message}` }));
     delete box.dataset.pending;

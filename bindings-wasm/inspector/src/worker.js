@@ -1,10 +1,12 @@
 // The inspector's decoding thread: owns the rlmeta module and the opened files; answers the
 // page's requests. Everything it sends is plain data or typed arrays (transferred, not copied).
 //
+// The page runs two: one indexes the files and answers requests, the other replays them with the
+// core's inspector at the same time.
 // Protocol (page -> worker): {type:'init', module} once (a compiled WebAssembly.Module), then
-// {type:'open', files:[{name, buffer}]}; requests {type, id, ...} answered with {type:'reply', id,
-// result | error}. Worker -> page: 'ready', 'rows' (a chunk of columns), 'indexed', 'summary',
-// 'checkpoint', 'fatal'.
+// {type:'open', role, files:[{name, buffer}]}; requests {type, id, ...} answered with
+// {type:'reply', id, result | error}. Worker -> page: 'ready', 'checkpoint', 'tables', 'rows' (a
+// chunk of columns), 'indexed', 'summary', 'fatal'.
 
 import init from 'rlmeta-pkg/web.mjs';
 
@@ -24,12 +26,29 @@ function postRows(from, to) {
   postMessage({ type: 'rows', from, to, columns }, transferables(columns));
 }
 
-async function open(files) {
+/**
+ * `role` 'index': checkpoints, then the segment files walked into columns (posted in chunks),
+ * tables, faults and the migration check; this instance then answers the page's requests.
+ * `role` 'replay': the core's inspector over the same files (lifecycles, summary), in parallel.
+ */
+async function open(files, role) {
   log?.free();
   log = rlmeta.openSegmentLog();
   rows = 0;
   const segments = files.filter((f) => !f.name.endsWith('.checkpoint'));
-  // Checkpoints: each on its own.
+  // Segment files are named by base offset: name order is offset order.
+  segments.sort((a, b) => (a.name.split('/').pop() < b.name.split('/').pop() ? -1 : 1));
+  for (const f of segments) log.addFile(f.name, new Uint8Array(f.buffer));
+  if (role === 'replay') {
+    if (segments.length === 0) return;
+    const t = performance.now();
+    log.summarize();
+    const summarizeMs = performance.now() - t;
+    postMessage({ type: 'summary', summarizeMs, summary: log.summary(), lifecycles: log.lifecycles() });
+    log.free();
+    log = undefined;
+    return;
+  }
   for (const f of files.filter((f) => f.name.endsWith('.checkpoint'))) {
     try {
       postMessage({ type: 'checkpoint', name: f.name, info: rlmeta.openCheckpoint(new Uint8Array(f.buffer)) });
@@ -41,9 +60,6 @@ async function open(files) {
     postMessage({ type: 'indexed', rows: 0, tables: null, faults: [], segments: 0 });
     return;
   }
-  // Segment files are named by base offset: name order is offset order.
-  segments.sort((a, b) => (a.name.split('/').pop() < b.name.split('/').pop() ? -1 : 1));
-  for (const f of segments) log.addFile(f.name, new Uint8Array(f.buffer));
   let done = log.index(FIRST_CHUNK);
   postMessage({ type: 'tables', tables: log.tables() });
   let n = log.rows();
@@ -55,17 +71,7 @@ async function open(files) {
     postRows(rows, n);
     rows = n;
   }
-  postMessage({ type: 'indexed', rows, tables: log.tables(), faults: log.faults(), segments: segments.length });
-  const t = performance.now();
-  log.summarize();
-  const summarizeMs = performance.now() - t;
-  postMessage({
-    summarizeMs,
-    type: 'summary',
-    summary: log.summary(),
-    lifecycles: log.lifecycles(),
-    readiness: log.readinessAtLevel1(),
-  });
+  postMessage({ type: 'indexed', rows, tables: log.tables(), faults: log.faults(), segments: segments.length, readiness: log.readinessAtLevel1() });
 }
 
 const requests = {
@@ -81,7 +87,7 @@ onmessage = async ({ data }) => {
       rlmeta = await init(data.module);
       postMessage({ type: 'ready', version: rlmeta.version() });
     } else if (data.type === 'open') {
-      await open(data.files);
+      await open(data.files, data.role);
     } else {
       const result = requests[data.type](data);
       postMessage({ type: 'reply', id: data.id, result }, ArrayBuffer.isView(result) ? [result.buffer] : []);

@@ -1,0 +1,270 @@
+// The inspector page in a real Chromium (Debian's headless shell, playwright-core), opened from
+// disk with no server: every fixture under tests/fixtures loaded through the file picker and what
+// the page shows checked against the Rust inspector's JSON for the same file (inspect --json),
+// and the checkpoints against Kafka's own kafka-dump-log listing. Screenshots go to
+// build/inspector-test/.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { CHECKPOINT_FIXTURES, SEGMENT_FIXTURES, dumpRecords, kafkaFeatureLevels, readFixture, rustInspection } from '../../tests/fixtures.mjs';
+import { ARTIFACTS, ROOT, launch, load, openPage } from './browser.mjs';
+
+const shotName = (path) => path.replace(/^tests\/fixtures\//, '').replace(/\/__remote_log_metadata-\d+\/0+\.log$/, '').replace(/[/]/g, '-');
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+/** Text of the summary value with this data-key. */
+const dd = (page, box, key) => page.textContent(`${box} dd[data-key="${key}"]`);
+
+/** The hex of a detail-panel hex dump (offset and ASCII columns dropped). */
+const unhex = (text) => text.split('\n').map((l) => l.slice(8, 8 + 47).replace(/ /g, '')).join('');
+
+async function shownCount(page) {
+  return Number(await page.getAttribute('#count', 'data-shown'));
+}
+
+async function setFilter(page, selector, on) {
+  await page.setChecked(selector, on);
+}
+
+describe('segment fixtures', () => {
+  for (const path of SEGMENT_FIXTURES) {
+    test(path, async () => {
+      const rust = rustInspection(path);
+      const dump = rust.files[0];
+      const want = dumpRecords(dump);
+      const rs = rust.inspection.summary;
+      const { page, problems, context } = await openPage(browser);
+      try {
+        assert.equal(await load(page, [path]), 'done', await page.textContent('#status'));
+
+        // Rows and the summary.
+        assert.equal(Number(await page.getAttribute('body', 'data-rows')), want.length);
+        assert.equal(await shownCount(page), want.length);
+        for (const k of ['records', 'nullKeyRecords', 'keyedRecords', 'tombstones', 'undecodable', 'fatalToOldBrokers', 'liveSegments', 'orphans', 'lostByCompaction']) {
+          const v = k === 'lostByCompaction' ? rs.lostByCompaction.length : Number(rs[k]);
+          assert.equal(await dd(page, '#summary-list', k), String(v), k);
+        }
+        assert.equal(await dd(page, '#summary-list', 'keptByCompaction'), `${rs.keptByCompaction} of ${rs.records}`);
+        const level = await page.getAttribute('#level', 'data-level');
+        assert.equal(level, rs.level === null ? 'null' : String(rs.level.level));
+
+        // Lifecycles: every segment, its state now and its marks.
+        const rows = await page.$$eval('#lifecycle-table tbody tr[data-id]', (trs) => trs.map((tr) => ({ id: tr.dataset.id, now: tr.dataset.now, marks: tr.dataset.marks })));
+        assert.deepEqual(rows.map((r) => r.id), rust.inspection.segments.map((s) => s.id));
+        rust.inspection.segments.forEach((s, i) => {
+          assert.equal(rows[i].now, s.now ?? 'gone', `state of ${s.id}`);
+          assert.equal(rows[i].marks.includes('dangling'), s.startOffset === null);
+          assert.equal(rows[i].marks.includes('stuck'), s.now === 'COPY_SEGMENT_STARTED' || s.now === 'DELETE_SEGMENT_STARTED');
+        });
+        assert.equal(await page.getAttribute('#chart', 'data-segments') ?? '0', String(rows.length));
+
+        // The compaction preview at its default (compact, 30 days after the last record) is the
+        // inspector's own "if compacted now".
+        if (want.length > 0) {
+          await page.waitForSelector('#preview-result[data-records-after]:not([data-pending])');
+          assert.equal(await page.getAttribute('#preview-result', 'data-records-after'), String(rs.keptByCompaction));
+          assert.equal(await page.getAttribute('#preview-result', 'data-lost'), String(rs.lostByCompaction.length));
+          const loss = await page.textContent('#preview-result [data-key="loss"]');
+          if (rs.lostByCompaction.length > 0) assert.match(loss, /^LOSS: .*live segment/);
+          else assert.doesNotMatch(loss, /LOSS/);
+          // Before the first record existed: nothing to keep.
+          await page.$eval('#p-time', (s) => {
+            s.value = s.min;
+            s.dispatchEvent(new Event('input'));
+          });
+          await page.waitForFunction(() => {
+            const box = document.getElementById('preview-result');
+            return box.dataset.pending === undefined && Number(box.dataset.recordsBefore) <= 1;
+          });
+        }
+
+        // Faults: every bad CRC and truncated tail of the listing, with its byte.
+        const faults = await page.$$eval('#fault-list li', (lis) => lis.map((li) => ({ kind: li.dataset.kind, position: li.dataset.position, text: li.textContent })));
+        for (const b of dump.batches.filter((b) => b.crcValid === false)) {
+          const f = faults.find((f) => f.kind === 'corrupt' && f.position === String(b.position));
+          assert.ok(f, `a bad CRC fault at byte ${b.position}: ${JSON.stringify(faults)}`);
+          assert.match(f.text, new RegExp(`^bad CRC in .* at byte ${b.position}, offset ${b.baseOffset}`));
+        }
+        const tail = Number(dump.invalidBytesAtEnd);
+        if (tail > 0) {
+          const at = readFixture(path).length - tail;
+          const f = faults.find((f) => f.kind === 'truncated');
+          assert.ok(f, 'a truncated-tail fault');
+          assert.equal(f.position, String(at));
+          assert.match(f.text, new RegExp(`^truncated tail in .* at byte ${at}: .*${tail} invalid bytes at the end`));
+        } else {
+          assert.ok(!faults.some((f) => f.kind === 'truncated'));
+        }
+
+        // Filters.
+        const count = (pred) => want.filter(pred).length;
+        await setFilter(page, '#f-nullkeys', true);
+        assert.equal(await shownCount(page), count((r) => r.key === null), 'null-key filter');
+        await setFilter(page, '#f-nullkeys', false);
+        await setFilter(page, '#f-tombstones', true);
+        assert.equal(await shownCount(page), count((r) => r.value.tombstone), 'tombstone filter');
+        await setFilter(page, '#f-tombstones', false);
+        await setFilter(page, '#f-errors', true);
+        assert.equal(await shownCount(page), count((r) => r.value.error || r.batch.crcValid === false), 'error filter');
+        await setFilter(page, '#f-errors', false);
+        await page.fill('#f-key', ':UPDATE');
+        await page.waitForFunction((n) => document.getElementById('count').dataset.pending === undefined && Number(document.getElementById('count').dataset.shown) === n, count((r) => r.key?.includes(':UPDATE')), { timeout: 5000 });
+        await page.fill('#f-key', '');
+        await page.waitForFunction((n) => Number(document.getElementById('count').dataset.shown) === n, want.length);
+        await page.selectOption('#sort', 'timestamp');
+        await page.setChecked('#sort-desc', true);
+        const newest = want.reduce((a, r) => (r.timestamp > a ? r.timestamp : a), want[0]?.timestamp ?? 0n);
+        if (want.length) assert.equal(await page.textContent('#rows .tr:not([hidden]) span:nth-child(2)'), new Date(Number(newest)).toISOString().replace('T', ' ').replace('Z', ''));
+        await page.selectOption('#sort', 'row');
+        await page.setChecked('#sort-desc', false);
+
+        // A record's detail panel: the first, a keyed one and a tombstone, if any.
+        const picks = [0, want.findIndex((r) => r.keyFields), want.findIndex((r) => r.value.tombstone), want.findIndex((r) => r.value.error)].filter((i, k, a) => i >= 0 && a.indexOf(i) === k);
+        for (const i of picks) {
+          const r = want[i];
+          await page.$eval('#scroller', (s, top) => { s.scrollTop = top; }, i * 24);
+          await page.click(`#rows .tr[data-row="${i}"]`);
+          await page.waitForSelector(`#detail[data-row="${i}"]`);
+          assert.equal(await dd(page, '#detail', 'offset'), r.offset.toString());
+          assert.equal(await dd(page, '#detail', 'key'), r.key ?? 'null (written before KIP-1266)');
+          if (r.value.text) assert.equal(await page.textContent('#detail [data-key="kafka-text"]'), r.value.text);
+          if (r.valueHex) assert.equal(unhex(await page.textContent('#detail [data-key="value-hex"]')), r.valueHex);
+          if (r.value.tombstone) assert.match(await page.textContent('#detail [data-key="tombstone"]'), /Tombstone/);
+          if (r.value.error) assert.equal(await page.textContent('#detail [data-key="error"]'), `Does not decode: ${r.value.error.message}`);
+          if (r.keyFields) {
+            const kf = await page.$$eval('#detail [data-key="key-fields"] td', (tds) => tds.map((td) => td.textContent));
+            assert.deepEqual(kf, [r.keyFields.topicId, r.keyFields.topic, String(r.keyFields.partition), String(r.keyFields.endOffset), String(r.keyFields.brokerLeaderEpoch), String(r.keyFields.update)]);
+          }
+          if (r.value.record) {
+            const decoded = JSON.parse(await page.textContent('#detail [data-key="value"]'));
+            const id = r.value.record.remoteLogSegmentId?.id;
+            if (id) assert.equal(decoded.remoteLogSegmentId.id, id);
+          }
+        }
+        await page.screenshot({ path: join(ARTIFACTS, `${shotName(path)}.png`), fullPage: true });
+        assert.deepEqual(problems, []);
+        console.log(`${path}: ${want.length} rows, ${rows.length} lifecycles, ${faults.length} faults, ${picks.length} details as inspect --json says`);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+});
+
+describe('checkpoints and bad files', () => {
+  test('checkpoints show their finalized feature levels, and what absent means', async () => {
+    const { page, problems, context } = await openPage(browser);
+    try {
+      assert.equal(await load(page, CHECKPOINT_FIXTURES), 'done');
+      for (const path of CHECKPOINT_FIXTURES) {
+        const box = `.checkpoint[data-name="${basename(path)}"]`;
+        const shown = await page.$$eval(`${box} tbody tr`, (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+        const kafka = kafkaFeatureLevels(path);
+        assert.deepEqual(shown.filter((r) => r[0] !== 'kraft.version'), kafka.map((f) => [f.name, String(f.level), f.offset]));
+        assert.match(await page.textContent(`${box} [data-key="remoteLogMetadataVersion"]`), /^remote\.log\.metadata\.version: absent\. .*level record.*level 0/);
+      }
+      await page.screenshot({ path: join(ARTIFACTS, 'checkpoints.png'), fullPage: true });
+      assert.deepEqual(problems, []);
+      console.log(`${CHECKPOINT_FIXTURES.length} checkpoints: feature levels as kafka-dump-log lists them`);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('a file that is not a segment, and a truncated checkpoint, say what and where', async () => {
+    const dir = join(ROOT, 'build/inspector-test');
+    const notes = join(dir, 'notes.txt');
+    writeFileSync(notes, 'These are my notes about the incident, not a Kafka segment file.\n');
+    const cp = readFixture(CHECKPOINT_FIXTURES[0]);
+    const cut = join(dir, '00000000000000000000-0000000000.checkpoint');
+    writeFileSync(cut, cp.subarray(0, cp.length - 7));
+    const { page, problems, context } = await openPage(browser);
+    try {
+      await page.setInputFiles('#pick', [notes, cut]);
+      await page.waitForSelector('body[data-state="done"], body[data-state="error"]');
+      assert.equal(await page.getAttribute('body', 'data-state'), 'done');
+      const bad = await page.textContent('#fault-list li[data-kind="not-a-segment"]');
+      assert.match(bad, /^notes\.txt is not a __remote_log_metadata segment file .*byte 0/);
+      const cpText = await page.textContent('.checkpoint p.bad');
+      assert.match(cpText, /^Not a readable KRaft checkpoint \(fault at byte \d+\): /);
+      assert.equal(await page.getAttribute('body', 'data-rows'), '0');
+      await page.screenshot({ path: join(ARTIFACTS, 'bad-files.png'), fullPage: true });
+      assert.deepEqual(problems, []);
+      console.log(`bad files: "${bad.slice(0, 70)}…", "${cpText.slice(0, 60)}…"`);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('a drop of several files: a segment and a checkpoint together', async () => {
+    const { page, problems, context } = await openPage(browser);
+    try {
+      const files = [SEGMENT_FIXTURES.find((p) => p.includes('kip1266-keyed')), CHECKPOINT_FIXTURES[0]];
+      const payload = files.map((p) => ({ name: basename(p), b64: Buffer.from(readFixture(p)).toString('base64') }));
+      const transfer = await page.evaluateHandle((items) => {
+        const dt = new DataTransfer();
+        for (const { name, b64 } of items) dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], name));
+        return dt;
+      }, payload);
+      await page.dispatchEvent('#drop', 'drop', { dataTransfer: transfer });
+      await page.waitForSelector('body[data-state="done"]');
+      const rust = rustInspection(files[0]);
+      assert.equal(await page.getAttribute('body', 'data-rows'), String(dumpRecords(rust.files[0]).length));
+      const level = rust.inspection.summary.level;
+      assert.equal(await page.getAttribute('#level', 'data-level'), level === null ? 'null' : String(level.level));
+      assert.equal(await page.$$eval('.checkpoint', (c) => c.length), 1);
+      assert.deepEqual(problems, []);
+      console.log('drop: a segment and a checkpoint read together');
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('a million rows and more', () => {
+  test('the table scrolls to the last of 1.5M rows past Chromium\'s element-height cap', async () => {
+    const file = join(ROOT, 'build/inspector-test/00000000000000000000.log');
+    const gen = process.env.RLMETA_GEN_SEGMENT ?? join(ROOT, 'target/release/gen_segment');
+    execFileSync(gen, [file, '130']);
+    const inspect = process.env.RLMETA_INSPECT ?? join(ROOT, 'target/release/inspect');
+    // The listing of 1.5M records is too long for a JS string: the summary lines only.
+    const text = execFileSync('sh', ['-c', '"$0" "$1" | tail -n 8', inspect, file], { maxBuffer: 1 << 20 }).toString();
+    const rust = { records: Number(text.match(/records: (\d+) \(/)[1]) };
+    const { page, problems, context } = await openPage(browser, { width: 1500, height: 900 });
+    try {
+      assert.equal(await load(page, ['build/inspector-test/00000000000000000000.log'], 180000), 'done');
+      const n = Number(await page.getAttribute('body', 'data-rows'));
+      assert.equal(n, rust.records);
+      assert.ok(n * 24 > 33554428, `${n} rows of 24 px pass Chromium's cap`);
+      const spacer = await page.$eval('#spacer', (s) => s.getBoundingClientRect().height);
+      assert.ok(spacer <= 8000000, `spacer ${spacer} px`);
+      // The bottom: the last row is the last record.
+      await page.$eval('#scroller', (s) => { s.scrollTop = s.scrollHeight; });
+      await page.waitForFunction((n) => [...document.querySelectorAll('#rows .tr:not([hidden])')].some((r) => Number(r.dataset.pos) === n - 1), n);
+      const lastOffset = await page.$eval(`#rows .tr[data-pos="${n - 1}"] span`, (s) => s.textContent);
+      assert.equal(lastOffset, String(n - 1));
+      // The middle.
+      await page.$eval('#scroller', (s) => { s.scrollTop = (s.scrollHeight - s.clientHeight) / 2; });
+      await page.waitForFunction(() => Math.abs(Number(document.getElementById('rows').dataset.first) - 0) > 1000);
+      const first = Number(await page.getAttribute('#rows', 'data-first'));
+      assert.ok(Math.abs(first - n / 2) < 100, `middle row ${first} of ${n}`);
+      await page.screenshot({ path: join(ARTIFACTS, 'million-rows.png') });
+      assert.deepEqual(problems, []);
+      console.log(`${n} rows: the last row reached (offset ${lastOffset}), the middle at row ${first}, spacer ${spacer} px`);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
