@@ -202,14 +202,23 @@ pub struct Value<'a> {
 /// Decodes one record value. Fails, like Kafka, on a bad frame, an unknown api key, a version a
 /// nested struct cannot read, truncation, bad lengths and trailing bytes.
 pub fn decode_value(bytes: &[u8]) -> Result<Value<'_>> {
-    decode_value_canonical(bytes).map(|(v, _)| v)
+    decode_with(&mut Reader::new(bytes))
 }
 
 /// Decodes like [`decode_value`] and also tells whether the bytes are exactly what Kafka's
 /// writer would produce for the value; then, and only then, [`Value::encode`] gives them back.
 pub fn decode_value_canonical(bytes: &[u8]) -> Result<(Value<'_>, bool)> {
     let mut r = Reader::new(bytes);
-    let frame = header_number(&mut r, "frameVersion", ErrorKind::BadFrameVersion)?;
+    let value = decode_with(&mut r)?;
+    Ok((value, r.is_canonical()))
+}
+
+/// The decoder behind both entry points, inlined into each so that the value is built in the
+/// caller's slot (it is large; every move is a copy).
+#[inline(always)]
+fn decode_with<'a>(r: &mut Reader<'a>) -> Result<Value<'a>> {
+    let r = &mut *r;
+    let frame = header_number(r, "frameVersion", ErrorKind::BadFrameVersion)?;
     if frame != FRAME_VERSION {
         let why = if frame == 0 {
             "frame version 0 (the KRaft 2.8 preview) is not supported".to_owned()
@@ -224,8 +233,8 @@ pub fn decode_value_canonical(bytes: &[u8]) -> Result<(Value<'_>, bool)> {
         ));
     }
     let key_at = r.position();
-    let api_key = header_number(&mut r, "apiKey", ErrorKind::UnknownApiKey)?;
-    let version = header_number(&mut r, "version", ErrorKind::UnsupportedVersion)?;
+    let api_key = header_number(r, "apiKey", ErrorKind::UnknownApiKey)?;
+    let version = header_number(r, "version", ErrorKind::UnsupportedVersion)?;
     let api_key = ApiKey::from_id(api_key).ok_or_else(|| {
         Error::at(
             ErrorKind::UnknownApiKey,
@@ -235,14 +244,12 @@ pub fn decode_value_canonical(bytes: &[u8]) -> Result<(Value<'_>, bool)> {
         )
     })?;
     let record = match api_key {
-        ApiKey::RemoteLogSegmentMetadata => Record::Segment(read_segment(&mut r, version)?),
-        ApiKey::RemoteLogSegmentMetadataUpdate => Record::Update(read_update(&mut r, version)?),
+        ApiKey::RemoteLogSegmentMetadata => Record::Segment(read_segment(r, version)?),
+        ApiKey::RemoteLogSegmentMetadataUpdate => Record::Update(read_update(r, version)?),
         ApiKey::RemotePartitionDeleteMetadata => {
-            Record::PartitionDelete(read_partition_delete(&mut r, version)?)
+            Record::PartitionDelete(read_partition_delete(r, version)?)
         }
-        ApiKey::RemoteLogSegmentMetadataSnapshot => {
-            Record::Snapshot(read_snapshot(&mut r, version)?)
-        }
+        ApiKey::RemoteLogSegmentMetadataSnapshot => Record::Snapshot(read_snapshot(r, version)?),
     };
     if r.remaining() > 0 {
         return Err(Error::at_offset(
@@ -255,21 +262,28 @@ pub fn decode_value_canonical(bytes: &[u8]) -> Result<(Value<'_>, bool)> {
             ),
         ));
     }
-    Ok((Value { version, record }, r.is_canonical()))
+    Ok(Value { version, record })
+}
+
+#[cold]
+#[inline(never)]
+fn header_too_large(kind: ErrorKind, at: usize, field: &str, v: i32) -> Error {
+    Error::at(
+        kind,
+        at,
+        field,
+        format!("value {v} for {field} is too large"),
+    )
 }
 
 /// A frame header number: an unsigned varint read as Java's `int`, refused above 0x7fff and
 /// then narrowed to `short` as Kafka does (so a 5-byte varint can wrap to a small value).
+#[inline]
 fn header_number(r: &mut Reader<'_>, field: &str, too_large: ErrorKind) -> Result<i16> {
     let at = r.position();
     let v = r.uvarint(field)? as i32;
     if v > MAX_HEADER_VALUE {
-        return Err(Error::at(
-            too_large,
-            at,
-            field,
-            format!("value {v} for {field} is too large"),
-        ));
+        return Err(header_too_large(too_large, at, field, v));
     }
     let narrowed = v as i16;
     if i32::from(narrowed) != v {
@@ -279,6 +293,7 @@ fn header_number(r: &mut Reader<'_>, field: &str, too_large: ErrorKind) -> Resul
     Ok(narrowed)
 }
 
+#[inline]
 fn check_nested_version(
     r: &Reader<'_>,
     version: i16,
@@ -286,16 +301,23 @@ fn check_nested_version(
     struct_name: &str,
 ) -> Result<()> {
     if version > HIGHEST_VERSION {
-        return Err(Error::at(
-            ErrorKind::UnsupportedVersion,
-            r.position(),
-            field,
-            format!("can't read version {version} of {struct_name}"),
-        ));
+        return Err(nested_version_error(r, version, field, struct_name));
     }
     Ok(())
 }
 
+#[cold]
+#[inline(never)]
+fn nested_version_error(r: &Reader<'_>, version: i16, field: &str, struct_name: &str) -> Error {
+    Error::at(
+        ErrorKind::UnsupportedVersion,
+        r.position(),
+        field,
+        format!("can't read version {version} of {struct_name}"),
+    )
+}
+
+#[cold]
 fn tag_not_valid(r: &Reader<'_>, tag: u32, version: i16, field: &str) -> Error {
     Error::at(
         ErrorKind::UnsupportedVersion,
@@ -425,6 +447,7 @@ fn read_epochs<'a>(r: &mut Reader<'a>, version: i16) -> Result<Vec<LeaderEpochEn
     Ok(out)
 }
 
+#[inline]
 fn custom_metadata<'a>(r: &mut Reader<'a>) -> Result<Option<Cow<'a, [u8]>>> {
     Ok(r.compact_nullable_bytes("customMetadata")?
         .map(Cow::Borrowed))

@@ -307,7 +307,9 @@ impl Store {
                     Ok(m) => m,
                     Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
                 };
-                slot.orphans.remove(&m.id);
+                if !slot.orphans.is_empty() {
+                    slot.orphans.remove(&m.id);
+                }
                 match cache.add_copy_in_progress(m) {
                     Ok(()) => Applied::Applied,
                     Err(reason) => Applied::Skipped(Skip::Dropped {
@@ -357,9 +359,9 @@ impl Store {
             }
             Record::Snapshot(_) => Applied::Skipped(Skip::SnapshotRecord),
         };
-        match (outcome, key_problem) {
-            (Applied::Applied, Some(problem)) => Applied::AppliedWithBadKey(problem),
-            (outcome, _) => outcome,
+        match key_problem {
+            Some(problem) if outcome == Applied::Applied => Applied::AppliedWithBadKey(problem),
+            _ => outcome,
         }
     }
 
