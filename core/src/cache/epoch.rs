@@ -35,6 +35,8 @@ pub(crate) struct EpochState {
 impl EpochState {
     fn add_unreferenced(&mut self, id: Uuid) {
         if !self.unreferenced.contains(&id) {
+            // Usually the only one: room for one, not four.
+            self.unreferenced.reserve_exact(1);
             self.unreferenced.push(id);
         }
     }
@@ -42,6 +44,10 @@ impl EpochState {
     fn remove_unreferenced(&mut self, id: Uuid) {
         if !self.unreferenced.is_empty() {
             self.unreferenced.retain(|u| *u != id);
+            if self.unreferenced.is_empty() {
+                // A finished epoch keeps no empty buffer.
+                self.unreferenced = Vec::new();
+            }
         }
     }
 
@@ -76,7 +82,7 @@ impl EpochState {
                     *slot = s;
                 }
             }
-            Err(i) => self.serving.insert(i, s),
+            Err(i) => insert_at(&mut self.serving, i, s),
         }
         self.remove_unreferenced(id);
         if highest.is_none_or(|h| s.end > h) {
@@ -87,7 +93,7 @@ impl EpochState {
     fn on_delete_started(&mut self, start: i64, row: Row, id: Uuid) {
         if let Ok(i) = self.serving.binary_search_by_key(&start, |o| o.start) {
             if self.serving.get(i).is_some_and(|o| o.row == row) {
-                self.serving.remove(i);
+                remove_at(&mut self.serving, i);
             }
         }
         self.add_unreferenced(id);
@@ -101,6 +107,28 @@ impl EpochState {
     pub(crate) fn floor(&self, offset: i64) -> Option<Serving> {
         let i = self.serving.partition_point(|o| o.start <= offset);
         i.checked_sub(1).and_then(|i| self.serving.get(i)).copied()
+    }
+}
+
+/// Inserts at `i`, taking the cheap way at either end (where nearly every insert happens).
+fn insert_at<T>(d: &mut VecDeque<T>, i: usize, v: T) {
+    if i >= d.len() {
+        d.push_back(v);
+    } else if i == 0 {
+        d.push_front(v);
+    } else {
+        d.insert(i, v);
+    }
+}
+
+/// Removes at `i`, taking the cheap way at either end.
+fn remove_at<T>(d: &mut VecDeque<T>, i: usize) {
+    if i == 0 {
+        d.pop_front();
+    } else if i + 1 == d.len() {
+        d.pop_back();
+    } else {
+        d.remove(i);
     }
 }
 
@@ -132,26 +160,26 @@ pub(crate) struct Epochs {
     highest_offsets: Vec<i64>,
 }
 
-/// Where `epoch` is or would go in an ascending deque. Events mostly touch the newest epoch
-/// (copies) or the oldest (retention), so both ends are tried first.
+/// Where `epoch` is or would go in an ascending deque. Events mostly touch the newest epochs
+/// (copies) or the oldest (retention), so the front and the last few are tried first.
 fn find(epochs: &VecDeque<i32>, epoch: i32) -> Result<usize, usize> {
-    match (epochs.front(), epochs.back()) {
-        (Some(&first), _) if epoch <= first => {
-            if epoch == first {
-                Ok(0)
-            } else {
-                Err(0)
-            }
-        }
-        (_, Some(&last)) if epoch >= last => {
-            if epoch == last {
-                Ok(epochs.len() - 1)
-            } else {
-                Err(epochs.len())
-            }
-        }
-        _ => epochs.binary_search(&epoch),
+    const NEAR_BACK: usize = 4;
+    match epochs.front() {
+        Some(&first) if epoch == first => return Ok(0),
+        Some(&first) if epoch < first => return Err(0),
+        None => return Err(0),
+        _ => {}
     }
+    let n = epochs.len();
+    for (k, &e) in epochs.iter().rev().take(NEAR_BACK).enumerate() {
+        if e == epoch {
+            return Ok(n - 1 - k);
+        }
+        if e < epoch {
+            return Err(n - k);
+        }
+    }
+    epochs.binary_search(&epoch)
 }
 
 impl Epochs {
@@ -177,8 +205,8 @@ impl Epochs {
         let i = match find(&self.active, epoch) {
             Ok(i) => i,
             Err(i) => {
-                self.active.insert(i, epoch);
-                self.states.insert(i, EpochState::default());
+                insert_at(&mut self.active, i, epoch);
+                insert_at(&mut self.states, i, EpochState::default());
                 i
             }
         };
@@ -216,8 +244,8 @@ impl Epochs {
             EpochEvent::DeleteFinished => state.on_delete_finished(id),
         }
         if state.is_empty() {
-            self.active.remove(i);
-            self.states.remove(i);
+            remove_at(&mut self.active, i);
+            remove_at(&mut self.states, i);
         }
     }
 }

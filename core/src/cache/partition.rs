@@ -44,15 +44,12 @@ impl SegmentMetadata {
                 format!("unknown state id {}", r.remote_log_segment_state),
             )
         })?;
-        // Kafka builds a sorted map: ascending epochs, the last of duplicate epochs wins.
-        let mut epochs: Vec<(i32, i64)> = r
-            .segment_leader_epochs
-            .iter()
-            .map(|e| (e.leader_epoch, e.offset))
-            .collect();
-        epochs.reverse();
-        epochs.sort_by_key(|(e, _)| *e);
-        epochs.dedup_by_key(|(e, _)| *e);
+        let epochs = SegmentMetadata::sorted_epochs(
+            r.segment_leader_epochs
+                .iter()
+                .map(|e| (e.leader_epoch, e.offset))
+                .collect(),
+        );
         let m = SegmentMetadata {
             id: r.remote_log_segment_id.id,
             start_offset: r.start_offset,
@@ -73,6 +70,17 @@ impl SegmentMetadata {
             m.leader_epochs.len(),
         )?;
         Ok(m)
+    }
+
+    /// Leader epochs as written, in the order Kafka's sorted map holds them: ascending, the
+    /// last of duplicate epochs winning.
+    pub(crate) fn sorted_epochs(mut epochs: Vec<(i32, i64)>) -> Vec<(i32, i64)> {
+        if epochs.len() > 1 {
+            epochs.reverse();
+            epochs.sort_by_key(|(e, _)| *e);
+            epochs.dedup_by_key(|(e, _)| *e);
+        }
+        epochs
     }
 
     /// The last offset epoch `epoch` wrote in this segment: the next epoch's start minus one,
