@@ -182,83 +182,98 @@ impl ErrorKind {
 }
 
 /// An error: its kind, where it happened (byte offset into the input and the field being read,
-/// when known) and a message for people.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Error {
+/// when known) and a message for people. One pointer wide, so that a `Result` of a small value
+/// comes back in registers (every field the decoders read is such a `Result`).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Error(Box<Inner>);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Inner {
     kind: ErrorKind,
     offset: Option<usize>,
     field: Option<String>,
     message: String,
 }
 
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.0.kind)
+            .field("offset", &self.0.offset)
+            .field("field", &self.0.field)
+            .field("message", &self.0.message)
+            .finish()
+    }
+}
+
 impl Error {
     /// An error with no position.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error {
+        Error(Box::new(Inner {
             kind,
             offset: None,
             field: None,
             message: message.into(),
-        }
+        }))
     }
 
     /// An error at a byte offset of the input, while reading or writing `field`.
     pub fn at(kind: ErrorKind, offset: usize, field: &str, message: impl Into<String>) -> Error {
-        Error {
+        Error(Box::new(Inner {
             kind,
             offset: Some(offset),
             field: Some(field.to_owned()),
             message: message.into(),
-        }
+        }))
     }
 
     /// An error about a named field, with no byte position (encoding, JSON, arguments).
     pub fn field(kind: ErrorKind, field: &str, message: impl Into<String>) -> Error {
-        Error {
+        Error(Box::new(Inner {
             kind,
             offset: None,
             field: Some(field.to_owned()),
             message: message.into(),
-        }
+        }))
     }
 
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.0.kind
     }
 
     pub fn code(&self) -> u32 {
-        self.kind.code()
+        self.0.kind.code()
     }
 
     /// Byte offset into the input where the fault was found, when the input was bytes.
     pub fn offset(&self) -> Option<usize> {
-        self.offset
+        self.0.offset
     }
 
     /// The schema field (dotted path, e.g. `remoteLogSegmentId.topicIdPartition.name`) involved.
     pub fn field_name(&self) -> Option<&str> {
-        self.field.as_deref()
+        self.0.field.as_deref()
     }
 
     /// The message alone, without kind or position.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// An error at a byte offset that belongs to no single field (trailing bytes, a key).
     pub fn at_offset(kind: ErrorKind, offset: usize, message: impl Into<String>) -> Error {
-        Error {
+        Error(Box::new(Inner {
             kind,
             offset: Some(offset),
             field: None,
             message: message.into(),
-        }
+        }))
     }
 
     /// The same error with a field path prefix (used when a nested value fails, or by a caller
     /// that knows which argument the failing value came from).
     pub fn in_field(mut self, parent: &str) -> Error {
-        self.field = Some(match self.field.take() {
+        self.0.field = Some(match self.0.field.take() {
             Some(f) if !f.is_empty() => format!("{parent}.{f}"),
             _ => parent.to_owned(),
         });
@@ -268,14 +283,14 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (code {})", self.kind.name(), self.kind.code())?;
-        match (&self.field, self.offset) {
+        write!(f, "{} (code {})", self.0.kind.name(), self.0.kind.code())?;
+        match (&self.0.field, self.0.offset) {
             (Some(field), Some(off)) => write!(f, " at byte {off}, field {field}")?,
             (None, Some(off)) => write!(f, " at byte {off}")?,
             (Some(field), None) => write!(f, " in field {field}")?,
             (None, None) => {}
         }
-        write!(f, ": {}", self.message)
+        write!(f, ": {}", self.0.message)
     }
 }
 

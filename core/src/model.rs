@@ -37,6 +37,7 @@ impl Uuid {
         Uuid { msb, lsb }
     }
 
+    #[inline]
     pub fn from_bytes(b: [u8; 16]) -> Uuid {
         let (hi, lo) = b.split_at(8);
         let mut m = [0u8; 8];

@@ -202,14 +202,23 @@ pub struct Value<'a> {
 /// Decodes one record value. Fails, like Kafka, on a bad frame, an unknown api key, a version a
 /// nested struct cannot read, truncation, bad lengths and trailing bytes.
 pub fn decode_value(bytes: &[u8]) -> Result<Value<'_>> {
-    decode_value_canonical(bytes).map(|(v, _)| v)
+    decode_with(&mut Reader::new(bytes))
 }
 
 /// Decodes like [`decode_value`] and also tells whether the bytes are exactly what Kafka's
 /// writer would produce for the value; then, and only then, [`Value::encode`] gives them back.
 pub fn decode_value_canonical(bytes: &[u8]) -> Result<(Value<'_>, bool)> {
     let mut r = Reader::new(bytes);
-    let frame = header_number(&mut r, "frameVersion", ErrorKind::BadFrameVersion)?;
+    let value = decode_with(&mut r)?;
+    Ok((value, r.is_canonical()))
+}
+
+/// The decoder behind both entry points, inlined into each so that the value is built in the
+/// caller's slot (it is large; every move is a copy).
+#[inline(always)]
+fn decode_with<'a>(r: &mut Reader<'a>) -> Result<Value<'a>> {
+    let r = &mut *r;
+    let frame = header_number(r, "frameVersion", ErrorKind::BadFrameVersion)?;
     if frame != FRAME_VERSION {
         let why = if frame == 0 {
             "frame version 0 (the KRaft 2.8 preview) is not supported".to_owned()
@@ -224,8 +233,8 @@ pub fn decode_value_canonical(bytes: &[u8]) -> Result<(Value<'_>, bool)> {
         ));
     }
     let key_at = r.position();
-    let api_key = header_number(&mut r, "apiKey", ErrorKind::UnknownApiKey)?;
-    let version = header_number(&mut r, "version", ErrorKind::UnsupportedVersion)?;
+    let api_key = header_number(r, "apiKey", ErrorKind::UnknownApiKey)?;
+    let version = header_number(r, "version", ErrorKind::UnsupportedVersion)?;
     let api_key = ApiKey::from_id(api_key).ok_or_else(|| {
         Error::at(
             ErrorKind::UnknownApiKey,
@@ -235,14 +244,12 @@ pub fn decode_value_canonical(bytes: &[u8]) -> Result<(Value<'_>, bool)> {
         )
     })?;
     let record = match api_key {
-        ApiKey::RemoteLogSegmentMetadata => Record::Segment(read_segment(&mut r, version)?),
-        ApiKey::RemoteLogSegmentMetadataUpdate => Record::Update(read_update(&mut r, version)?),
+        ApiKey::RemoteLogSegmentMetadata => Record::Segment(read_segment(r, version)?),
+        ApiKey::RemoteLogSegmentMetadataUpdate => Record::Update(read_update(r, version)?),
         ApiKey::RemotePartitionDeleteMetadata => {
-            Record::PartitionDelete(read_partition_delete(&mut r, version)?)
+            Record::PartitionDelete(read_partition_delete(r, version)?)
         }
-        ApiKey::RemoteLogSegmentMetadataSnapshot => {
-            Record::Snapshot(read_snapshot(&mut r, version)?)
-        }
+        ApiKey::RemoteLogSegmentMetadataSnapshot => Record::Snapshot(read_snapshot(r, version)?),
     };
     if r.remaining() > 0 {
         return Err(Error::at_offset(
@@ -255,21 +262,28 @@ pub fn decode_value_canonical(bytes: &[u8]) -> Result<(Value<'_>, bool)> {
             ),
         ));
     }
-    Ok((Value { version, record }, r.is_canonical()))
+    Ok(Value { version, record })
+}
+
+#[cold]
+#[inline(never)]
+fn header_too_large(kind: ErrorKind, at: usize, field: &str, v: i32) -> Error {
+    Error::at(
+        kind,
+        at,
+        field,
+        format!("value {v} for {field} is too large"),
+    )
 }
 
 /// A frame header number: an unsigned varint read as Java's `int`, refused above 0x7fff and
 /// then narrowed to `short` as Kafka does (so a 5-byte varint can wrap to a small value).
+#[inline]
 fn header_number(r: &mut Reader<'_>, field: &str, too_large: ErrorKind) -> Result<i16> {
     let at = r.position();
     let v = r.uvarint(field)? as i32;
     if v > MAX_HEADER_VALUE {
-        return Err(Error::at(
-            too_large,
-            at,
-            field,
-            format!("value {v} for {field} is too large"),
-        ));
+        return Err(header_too_large(too_large, at, field, v));
     }
     let narrowed = v as i16;
     if i32::from(narrowed) != v {
@@ -279,6 +293,7 @@ fn header_number(r: &mut Reader<'_>, field: &str, too_large: ErrorKind) -> Resul
     Ok(narrowed)
 }
 
+#[inline]
 fn check_nested_version(
     r: &Reader<'_>,
     version: i16,
@@ -286,16 +301,23 @@ fn check_nested_version(
     struct_name: &str,
 ) -> Result<()> {
     if version > HIGHEST_VERSION {
-        return Err(Error::at(
-            ErrorKind::UnsupportedVersion,
-            r.position(),
-            field,
-            format!("can't read version {version} of {struct_name}"),
-        ));
+        return Err(nested_version_error(r, version, field, struct_name));
     }
     Ok(())
 }
 
+#[cold]
+#[inline(never)]
+fn nested_version_error(r: &Reader<'_>, version: i16, field: &str, struct_name: &str) -> Error {
+    Error::at(
+        ErrorKind::UnsupportedVersion,
+        r.position(),
+        field,
+        format!("can't read version {version} of {struct_name}"),
+    )
+}
+
+#[cold]
 fn tag_not_valid(r: &Reader<'_>, tag: u32, version: i16, field: &str) -> Error {
     Error::at(
         ErrorKind::UnsupportedVersion,
@@ -425,6 +447,7 @@ fn read_epochs<'a>(r: &mut Reader<'a>, version: i16) -> Result<Vec<LeaderEpochEn
     Ok(out)
 }
 
+#[inline]
 fn custom_metadata<'a>(r: &mut Reader<'a>) -> Result<Option<Cow<'a, [u8]>>> {
     Ok(r.compact_nullable_bytes("customMetadata")?
         .map(Cow::Borrowed))
@@ -604,6 +627,142 @@ fn read_snapshot<'a>(
         broker_leader_epoch,
         unknown_tagged_fields,
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plain values, for replay
+
+/// The user partition a plain value names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PlainPartition<'a> {
+    pub(crate) topic_id: Uuid,
+    pub(crate) partition: i32,
+    pub(crate) name: &'a str,
+}
+
+/// A segment or update value as replay needs it, read by [`read_plain`] without building a
+/// [`Value`]: the same fields, in the same types, that `decode_value` would give.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Plain<'a> {
+    Segment {
+        part: PlainPartition<'a>,
+        id: Uuid,
+        start_offset: i64,
+        end_offset: i64,
+        broker_id: i32,
+        max_timestamp_ms: i64,
+        event_timestamp_ms: i64,
+        /// As written (not yet sorted by epoch).
+        leader_epochs: Vec<(i32, i64)>,
+        segment_size_in_bytes: i32,
+        custom_metadata: Option<&'a [u8]>,
+        state: i8,
+        txn_index_empty: bool,
+        broker_leader_epoch: i32,
+    },
+    Update {
+        part: PlainPartition<'a>,
+        version: i16,
+        id: Uuid,
+        broker_id: i32,
+        event_timestamp_ms: i64,
+        custom_metadata: Option<&'a [u8]>,
+        state: i8,
+        broker_leader_epoch: i32,
+        end_offset: i64,
+    },
+}
+
+/// Reads a segment (api key 0) or update (api key 1) value of version 0 or 1 with no unknown
+/// tagged field, with the primitives and in the order `decode_value` uses. `None` for anything
+/// else, valid or not: the caller then decodes it with `decode_value`, which reports what is
+/// wrong (so this never decides an error, and what it reads is what `decode_value` reads).
+#[inline]
+pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
+    let r = &mut Reader::new(bytes);
+    if header_number(r, "frameVersion", ErrorKind::BadFrameVersion).ok()? != FRAME_VERSION {
+        return None;
+    }
+    let api_key = header_number(r, "apiKey", ErrorKind::UnknownApiKey).ok()?;
+    let version = header_number(r, "version", ErrorKind::UnsupportedVersion).ok()?;
+    if !(0..=HIGHEST_VERSION).contains(&version) || !(0..=1).contains(&api_key) {
+        return None;
+    }
+    let seg = read_segment_id(r, version).ok()?;
+    let (tip, id) = (&seg.topic_id_partition, seg.id);
+    if !seg.unknown_tagged_fields.is_empty() || !tip.unknown_tagged_fields.is_empty() {
+        return None;
+    }
+    let Cow::Borrowed(name) = tip.name else {
+        return None;
+    };
+    let part = PlainPartition {
+        topic_id: tip.id,
+        partition: tip.partition,
+        name,
+    };
+    let plain = if api_key == 0 {
+        let start_offset = r.i64("startOffset").ok()?;
+        let end_offset = r.i64("endOffset").ok()?;
+        let broker_id = r.i32("brokerId").ok()?;
+        let max_timestamp_ms = r.i64("maxTimestampMs").ok()?;
+        let event_timestamp_ms = r.i64("eventTimestampMs").ok()?;
+        let n = r.compact_array_len("segmentLeaderEpochs").ok()?;
+        let mut leader_epochs = Vec::with_capacity(n.min(r.remaining() / 13 + 1));
+        for _ in 0..n {
+            let epoch = r.i32("segmentLeaderEpochs.leaderEpoch").ok()?;
+            let offset = r.i64("segmentLeaderEpochs.offset").ok()?;
+            // An entry's tag section: plain values have none.
+            if r.uvarint("segmentLeaderEpochs._tags").ok()? != 0 {
+                return None;
+            }
+            leader_epochs.push((epoch, offset));
+        }
+        let segment_size_in_bytes = r.i32("segmentSizeInBytes").ok()?;
+        let custom_metadata = r.compact_nullable_bytes("customMetadata").ok()?;
+        let state = r.i8("remoteLogSegmentState").ok()?;
+        let (txn_index_empty, broker_leader_epoch, unknown) = read_segment_tags(r, version).ok()?;
+        if !unknown.is_empty() {
+            return None;
+        }
+        Plain::Segment {
+            part,
+            id,
+            start_offset,
+            end_offset,
+            broker_id,
+            max_timestamp_ms,
+            event_timestamp_ms,
+            leader_epochs,
+            segment_size_in_bytes,
+            custom_metadata,
+            state,
+            txn_index_empty,
+            broker_leader_epoch,
+        }
+    } else {
+        let broker_id = r.i32("brokerId").ok()?;
+        let event_timestamp_ms = r.i64("eventTimestampMs").ok()?;
+        let custom_metadata = r.compact_nullable_bytes("customMetadata").ok()?;
+        let state = r.i8("remoteLogSegmentState").ok()?;
+        let (broker_leader_epoch, end_offset, unknown) =
+            read_update_tags(r, version, UPDATE_TAG_DEFAULTS).ok()?;
+        if !unknown.is_empty() {
+            return None;
+        }
+        Plain::Update {
+            part,
+            version,
+            id,
+            broker_id,
+            event_timestamp_ms,
+            custom_metadata,
+            state,
+            broker_leader_epoch,
+            end_offset,
+        }
+    };
+    (r.remaining() == 0).then_some(plain)
 }
 
 /// Defaults of `(brokerLeaderEpoch, endOffset)` on update records.
@@ -1146,5 +1305,136 @@ mod tests {
         assert_eq!(kind("0101808002"), Some(ErrorKind::UnsupportedVersion));
         assert_eq!(kind("010102"), Some(ErrorKind::UnsupportedVersion));
         assert_eq!(kind("01808080808001"), Some(ErrorKind::InvalidVarint));
+    }
+}
+
+#[cfg(test)]
+mod plain_tests {
+    //! `read_plain` reads exactly what `decode_value` reads, for every value of the shared
+    //! vectors (Kafka 4.4.0's and the KIP-1266 ones) and every truncation, extension and
+    //! version change of them, or declines.
+    use super::*;
+
+    /// What `read_plain` must give for a decoded value, or `None` where it must decline.
+    fn expected<'a>(v: &Value<'a>) -> Option<Plain<'a>> {
+        let part = |t: &TopicIdPartitionEntry<'a>| match &t.name {
+            Cow::Borrowed(name) => Some(PlainPartition {
+                topic_id: t.id,
+                partition: t.partition,
+                name,
+            }),
+            Cow::Owned(_) => None,
+        };
+        if !(0..=HIGHEST_VERSION).contains(&v.version) {
+            return None;
+        }
+        match &v.record {
+            Record::Segment(s) => {
+                let id = &s.remote_log_segment_id;
+                let plain = s.unknown_tagged_fields.is_empty()
+                    && id.unknown_tagged_fields.is_empty()
+                    && id.topic_id_partition.unknown_tagged_fields.is_empty()
+                    && s.segment_leader_epochs
+                        .iter()
+                        .all(|e| e.unknown_tagged_fields.is_empty());
+                plain.then_some(())?;
+                Some(Plain::Segment {
+                    part: part(&id.topic_id_partition)?,
+                    id: id.id,
+                    start_offset: s.start_offset,
+                    end_offset: s.end_offset,
+                    broker_id: s.broker_id,
+                    max_timestamp_ms: s.max_timestamp_ms,
+                    event_timestamp_ms: s.event_timestamp_ms,
+                    leader_epochs: s
+                        .segment_leader_epochs
+                        .iter()
+                        .map(|e| (e.leader_epoch, e.offset))
+                        .collect(),
+                    segment_size_in_bytes: s.segment_size_in_bytes,
+                    custom_metadata: match &s.custom_metadata {
+                        Some(Cow::Borrowed(c)) => Some(*c),
+                        Some(Cow::Owned(_)) => return None,
+                        None => None,
+                    },
+                    state: s.remote_log_segment_state,
+                    txn_index_empty: s.txn_index_empty,
+                    broker_leader_epoch: s.broker_leader_epoch,
+                })
+            }
+            Record::Update(u) => {
+                let id = &u.remote_log_segment_id;
+                let plain = u.unknown_tagged_fields.is_empty()
+                    && id.unknown_tagged_fields.is_empty()
+                    && id.topic_id_partition.unknown_tagged_fields.is_empty();
+                plain.then_some(())?;
+                Some(Plain::Update {
+                    part: part(&id.topic_id_partition)?,
+                    version: v.version,
+                    id: id.id,
+                    broker_id: u.broker_id,
+                    event_timestamp_ms: u.event_timestamp_ms,
+                    custom_metadata: match &u.custom_metadata {
+                        Some(Cow::Borrowed(c)) => Some(*c),
+                        Some(Cow::Owned(_)) => return None,
+                        None => None,
+                    },
+                    state: u.remote_log_segment_state,
+                    broker_leader_epoch: u.broker_leader_epoch,
+                    end_offset: u.end_offset,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn check(bytes: &[u8]) -> bool {
+        let want = decode_value(bytes).ok().and_then(|v| expected(&v));
+        assert_eq!(read_plain(bytes), want, "value {bytes:02x?}");
+        want.is_some()
+    }
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len() / 2)
+            .filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok())
+            .collect()
+    }
+
+    #[test]
+    fn plain_values_read_as_decode_value_reads_them() {
+        let files = [
+            include_str!("../../tests/vectors/kafka-4.4.0-values.json"),
+            include_str!("../../tests/vectors/kafka-4.4.0-invalid.json"),
+            include_str!("../../tests/vectors/v0.json"),
+            include_str!("../../tests/vectors/v1.json"),
+            include_str!("../../tests/vectors/v0-unknown-tags.json"),
+            include_str!("../../tests/vectors/invalid.json"),
+        ];
+        let (mut inputs, mut plain) = (0, 0);
+        for file in files {
+            let doc: serde_json::Value = serde_json::from_str(file).unwrap_or_default();
+            for case in doc["cases"].as_array().into_iter().flatten() {
+                let Some(h) = case["hex"].as_str() else {
+                    continue;
+                };
+                let bytes = hex(h);
+                let mut variants = vec![bytes.clone()];
+                variants.extend((0..bytes.len()).map(|n| bytes[..n].to_vec()));
+                variants.push([bytes.as_slice(), &[0]].concat());
+                for version in [1u8, 2, 0x7f] {
+                    let mut v = bytes.clone();
+                    if v.len() > 2 {
+                        v[2] = version;
+                        variants.push(v);
+                    }
+                }
+                for v in variants {
+                    inputs += 1;
+                    plain += usize::from(check(&v));
+                }
+            }
+        }
+        println!("read_plain: {inputs} inputs, {plain} plain, all as decode_value reads them");
+        assert!(plain > 300 && inputs > 10_000, "{plain} plain of {inputs}");
     }
 }

@@ -1,5 +1,9 @@
 //! Properties shared by the fuzz targets, the kept fuzz crashers and the property tests, so that
-//! all three check exactly the same thing. Not part of the supported API.
+//! all three check exactly the same thing. Not part of the supported API. `batch`: the same for
+//! record batches and checkpoint files (test support lives here, so that no module of the core
+//! depends on one above it).
+
+pub mod batch;
 
 use crate::key::RecordKey;
 use crate::record::decode_value_canonical;

@@ -41,19 +41,24 @@ impl<'a> Reader<'a> {
     }
 
     /// Notes that the input is accepted but not in Kafka's own spelling.
+    #[inline]
     pub fn mark_noncanonical(&mut self) {
         self.canonical = false;
     }
 
     /// Bytes consumed so far (the offset of the next read).
+    #[inline]
     pub fn position(&self) -> usize {
         self.pos
     }
 
+    #[inline]
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
+    #[cold]
+    #[inline(never)]
     fn truncated(&self, field: &str, need: usize) -> Error {
         Error::at(
             ErrorKind::Truncated,
@@ -64,6 +69,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next `n` bytes, borrowed.
+    #[inline]
     pub fn take(&mut self, n: usize, field: &str) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
         match end.and_then(|e| self.buf.get(self.pos..e)) {
@@ -75,6 +81,7 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline]
     fn array<const N: usize>(&mut self, field: &str) -> Result<[u8; N]> {
         let s = self.take(N, field)?;
         let mut out = [0u8; N];
@@ -82,11 +89,13 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    #[inline]
     pub fn i8(&mut self, field: &str) -> Result<i8> {
         Ok(i8::from_be_bytes(self.array(field)?))
     }
 
     /// Kafka reads a bool as "any non-zero byte is true".
+    #[inline]
     pub fn bool(&mut self, field: &str) -> Result<bool> {
         let b = self.i8(field)?;
         if b != 0 && b != 1 {
@@ -95,14 +104,17 @@ impl<'a> Reader<'a> {
         Ok(b != 0)
     }
 
+    #[inline]
     pub fn i32(&mut self, field: &str) -> Result<i32> {
         Ok(i32::from_be_bytes(self.array(field)?))
     }
 
+    #[inline]
     pub fn i64(&mut self, field: &str) -> Result<i64> {
         Ok(i64::from_be_bytes(self.array(field)?))
     }
 
+    #[inline]
     pub fn uuid(&mut self, field: &str) -> Result<Uuid> {
         Ok(Uuid::from_bytes(self.array(field)?))
     }
@@ -151,6 +163,7 @@ impl<'a> Reader<'a> {
 
     /// A compact length field as Java sees it: `readUnsignedVarint() - 1` in `int` arithmetic.
     /// Returns `None` for the null marker (a negative result).
+    #[inline]
     fn compact_len(&mut self, field: &str) -> Result<Option<usize>> {
         let n = (self.uvarint(field)? as i32).wrapping_sub(1);
         Ok(usize::try_from(n).ok())
@@ -158,6 +171,7 @@ impl<'a> Reader<'a> {
 
     /// A non-nullable compact string. Kafka rejects null, lengths above 0x7fff, and (we add)
     /// bytes that are not UTF-8, which Java would silently replace.
+    #[inline]
     pub fn compact_str(&mut self, field: &str) -> Result<&'a str> {
         let at = self.pos;
         let len = match self.compact_len(field)? {
@@ -192,6 +206,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Compact nullable bytes.
+    #[inline]
     pub fn compact_nullable_bytes(&mut self, field: &str) -> Result<Option<&'a [u8]>> {
         match self.compact_len(field)? {
             None => Ok(None),
@@ -201,6 +216,7 @@ impl<'a> Reader<'a> {
 
     /// A non-nullable compact array count. Like Kafka, a count larger than the bytes left is
     /// refused before anything is allocated.
+    #[inline]
     pub fn compact_array_len(&mut self, field: &str) -> Result<usize> {
         let at = self.pos;
         match self.compact_len(field)? {

@@ -9,12 +9,12 @@ use std::path::Path;
 
 use proptest::collection::vec;
 use proptest::prelude::*;
-use rlmeta::batch::properties::{check_batches, check_checkpoint};
 use rlmeta::batch::{
     self, Batch, BatchBuilder, Batches, Compression, CrcCheck, NewRecord, ReadOptions, Record,
     TimestampType,
 };
 use rlmeta::checkpoint::{self, FeatureLevelRecord};
+use rlmeta::testing::batch::{check_batches, check_checkpoint};
 
 fn unhex(s: &str) -> Vec<u8> {
     (0..s.len())

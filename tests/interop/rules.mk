@@ -36,3 +36,9 @@ diff-shrink: $(CONFORMANCE) | $(BUILD)
 	$(call INTEROP_RUN,diff.Shrink,$(DIFF_FILE) $(CONFORMANCE) $(BUILD)/kafka-diff-min.json)
 
 BINDING_TESTS += diff-test
+
+# bench-kafka: the replay race against Kafka 4.4.0's own serde and store (tests/interop/race/run.sh;
+# docs/BENCHMARKS.md). Installs what it needs; a few minutes on 2 cores. Not part of make test.
+.PHONY: bench-kafka
+bench-kafka:
+	tests/interop/race/run.sh

@@ -21,8 +21,6 @@ pub mod compression;
 pub mod control;
 pub mod crc;
 mod encode;
-#[doc(hidden)]
-pub mod properties;
 
 use std::cell::OnceCell;
 use std::fmt;

@@ -1,97 +1,275 @@
 //! One leader epoch's view of a user partition's remote segments: Kafka's
-//! `RemoteLogLeaderEpochState` (spec §6.1), displacement rules and all.
+//! `RemoteLogLeaderEpochState` (spec §6.1), displacement rules and all, and the table of every
+//! epoch of a partition.
 //!
 //! Owns: which finished segment serves each start offset of the epoch, the segments of the epoch
 //! that serve nothing (started, being deleted, displaced), and the epoch's highest offset, which
-//! never decreases. Never: segment metadata itself (the partition cache holds it).
+//! never decreases. An epoch none of whose segments is left costs only its highest offset (Kafka
+//! keeps the whole state). Never: segment metadata itself (the partition cache's segment table
+//! holds it; an epoch names a finished segment by its row there).
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 use crate::model::Uuid;
 
+/// A segment's row in its partition's segment table.
+pub(crate) type Row = u32;
+
+/// A finished segment serving the epoch from `start` up to `end` (its epoch end offset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Serving {
+    pub(crate) start: i64,
+    pub(crate) end: i64,
+    pub(crate) row: Row,
+}
+
 #[derive(Clone, Debug, Default)]
 pub(crate) struct EpochState {
-    /// Start offset of this epoch within a finished segment -> that segment.
-    pub(crate) offset_to_id: BTreeMap<i64, Uuid>,
+    /// Finished segments by the start offset of this epoch within them, ascending. A deque:
+    /// segments finish at the end and are deleted from the front.
+    pub(crate) serving: VecDeque<Serving>,
     /// Segments of this epoch that serve no offset, in the order they became unreferenced.
     pub(crate) unreferenced: Vec<Uuid>,
-    /// Highest epoch end offset ever seen among finished segments; never decreases.
-    pub(crate) highest_log_offset: Option<i64>,
 }
 
 impl EpochState {
     fn add_unreferenced(&mut self, id: Uuid) {
         if !self.unreferenced.contains(&id) {
+            // Usually the only one: room for one, not four.
+            self.unreferenced.reserve_exact(1);
             self.unreferenced.push(id);
         }
     }
 
     fn remove_unreferenced(&mut self, id: Uuid) {
-        self.unreferenced.retain(|u| *u != id);
+        if !self.unreferenced.is_empty() {
+            self.unreferenced.retain(|u| *u != id);
+            if self.unreferenced.is_empty() {
+                // A finished epoch keeps no empty buffer.
+                self.unreferenced = Vec::new();
+            }
+        }
     }
 
-    pub(crate) fn on_copy_started(&mut self, id: Uuid) {
+    fn is_empty(&self) -> bool {
+        self.serving.is_empty() && self.unreferenced.is_empty()
+    }
+
+    fn on_copy_started(&mut self, id: Uuid) {
         self.add_unreferenced(id);
     }
 
     /// Kafka's `handleSegmentWithCopySegmentFinishedState`: segments starting at or after
     /// `start` are displaced while this one reaches at least as far as the epoch ever did; then
     /// a plain put (which silently forgets a same-key segment when nothing was displaced).
-    pub(crate) fn on_copy_finished(&mut self, start: i64, id: Uuid, epoch_end: i64) {
+    fn on_copy_finished(
+        &mut self,
+        highest: &mut Option<i64>,
+        s: Serving,
+        id: Uuid,
+        id_of: impl Fn(Row) -> Uuid,
+    ) {
         // Kafka evaluates "reaches as far" once, against the highest offset before this call.
-        if self.highest_log_offset.is_none_or(|h| h <= epoch_end) {
-            while let Some((&k, &old)) = self
-                .offset_to_id
-                .last_key_value()
-                .filter(|(k, _)| **k >= start)
-            {
-                self.offset_to_id.remove(&k);
-                self.add_unreferenced(old);
+        if highest.is_none_or(|h| h <= s.end) {
+            while let Some(old) = self.serving.back().filter(|o| o.start >= s.start).copied() {
+                self.serving.pop_back();
+                self.add_unreferenced(id_of(old.row));
             }
         }
-        self.offset_to_id.insert(start, id);
+        match self.serving.binary_search_by_key(&s.start, |o| o.start) {
+            Ok(i) => {
+                if let Some(slot) = self.serving.get_mut(i) {
+                    *slot = s;
+                }
+            }
+            Err(i) => insert_at(&mut self.serving, i, s),
+        }
         self.remove_unreferenced(id);
-        if self.highest_log_offset.is_none_or(|h| epoch_end > h) {
-            self.highest_log_offset = Some(epoch_end);
+        if highest.is_none_or(|h| s.end > h) {
+            *highest = Some(s.end);
         }
     }
 
-    pub(crate) fn on_delete_started(&mut self, start: i64, id: Uuid) {
-        if self.offset_to_id.get(&start) == Some(&id) {
-            self.offset_to_id.remove(&start);
+    fn on_delete_started(&mut self, start: i64, row: Row, id: Uuid) {
+        if let Ok(i) = self.serving.binary_search_by_key(&start, |o| o.start) {
+            if self.serving.get(i).is_some_and(|o| o.row == row) {
+                remove_at(&mut self.serving, i);
+            }
         }
         self.add_unreferenced(id);
     }
 
-    pub(crate) fn on_delete_finished(&mut self, id: Uuid) {
+    fn on_delete_finished(&mut self, id: Uuid) {
         self.remove_unreferenced(id);
     }
 
     /// The segment serving the greatest start offset at or below `offset`.
-    pub(crate) fn floor(&self, offset: i64) -> Option<Uuid> {
-        self.offset_to_id
-            .range(..=offset)
-            .next_back()
-            .map(|(_, id)| *id)
+    pub(crate) fn floor(&self, offset: i64) -> Option<Serving> {
+        let i = self.serving.partition_point(|o| o.start <= offset);
+        i.checked_sub(1).and_then(|i| self.serving.get(i)).copied()
+    }
+}
+
+/// Inserts at `i`, taking the cheap way at either end (where nearly every insert happens).
+fn insert_at<T>(d: &mut VecDeque<T>, i: usize, v: T) {
+    if i >= d.len() {
+        d.push_back(v);
+    } else if i == 0 {
+        d.push_front(v);
+    } else {
+        d.insert(i, v);
+    }
+}
+
+/// Removes at `i`, taking the cheap way at either end.
+fn remove_at<T>(d: &mut VecDeque<T>, i: usize) {
+    if i == 0 {
+        d.pop_front();
+    } else if i + 1 == d.len() {
+        d.pop_back();
+    } else {
+        d.remove(i);
+    }
+}
+
+/// What happens to a segment in one of its epochs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum EpochEvent {
+    CopyStarted,
+    /// The segment now serves from `start` to `end` of the epoch.
+    CopyFinished {
+        start: i64,
+        end: i64,
+    },
+    DeleteStarted {
+        start: i64,
+    },
+    DeleteFinished,
+}
+
+/// Every leader epoch of a partition: the states of those with a segment left, and the highest
+/// offset of every epoch that ever had a finished segment.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Epochs {
+    /// Epochs with a segment left, ascending (searched apart from their states, so that a search
+    /// reads 4 bytes an epoch); an epoch whose state becomes empty is removed from both.
+    active: VecDeque<i32>,
+    states: VecDeque<EpochState>,
+    /// Parallel, ascending by epoch: the epoch and its highest offset.
+    highest_epochs: Vec<i32>,
+    highest_offsets: Vec<i64>,
+}
+
+/// Where `epoch` is or would go in an ascending deque. Events mostly touch the newest epochs
+/// (copies) or the oldest (retention), so the front and the last few are tried first.
+fn find(epochs: &VecDeque<i32>, epoch: i32) -> Result<usize, usize> {
+    const NEAR_BACK: usize = 4;
+    match epochs.front() {
+        Some(&first) if epoch == first => return Ok(0),
+        Some(&first) if epoch < first => return Err(0),
+        None => return Err(0),
+        _ => {}
+    }
+    let n = epochs.len();
+    for (k, &e) in epochs.iter().rev().take(NEAR_BACK).enumerate() {
+        if e == epoch {
+            return Ok(n - 1 - k);
+        }
+        if e < epoch {
+            return Err(n - k);
+        }
+    }
+    epochs.binary_search(&epoch)
+}
+
+impl Epochs {
+    pub(crate) fn get(&self, epoch: i32) -> Option<&EpochState> {
+        self.states.get(find(&self.active, epoch).ok()?)
     }
 
-    /// Every segment of the epoch: serving ones by start offset, then unreferenced ones; the
-    /// caller stable-sorts by segment start offset when there are unreferenced ones (as Kafka).
-    pub(crate) fn ids(&self) -> impl Iterator<Item = Uuid> + '_ {
-        self.offset_to_id
-            .values()
-            .copied()
-            .chain(self.unreferenced.iter().copied())
+    pub(crate) fn highest(&self, epoch: i32) -> Option<i64> {
+        let i = self.highest_epochs.binary_search(&epoch).ok()?;
+        self.highest_offsets.get(i).copied()
+    }
+
+    /// Applies one event of segment `id` (at `row`) to `epoch`'s state, creating the state if
+    /// needed and dropping it once it holds no segment.
+    pub(crate) fn apply(
+        &mut self,
+        epoch: i32,
+        row: Row,
+        id: Uuid,
+        event: EpochEvent,
+        id_of: impl Fn(Row) -> Uuid,
+    ) {
+        let i = match find(&self.active, epoch) {
+            Ok(i) => i,
+            Err(i) => {
+                insert_at(&mut self.active, i, epoch);
+                insert_at(&mut self.states, i, EpochState::default());
+                i
+            }
+        };
+        let Some(state) = self.states.get_mut(i) else {
+            return;
+        };
+        match event {
+            EpochEvent::CopyStarted => state.on_copy_started(id),
+            EpochEvent::CopyFinished { start, end } => {
+                let h = match self.highest_epochs.last() {
+                    Some(&last) if last == epoch => Ok(self.highest_epochs.len() - 1),
+                    Some(&last) if last < epoch => Err(self.highest_epochs.len()),
+                    _ => self.highest_epochs.binary_search(&epoch),
+                };
+                let mut highest = h.ok().and_then(|h| self.highest_offsets.get(h).copied());
+                // Most epochs serve one or two segments: no room for four on the first one.
+                if state.serving.capacity() == 0 {
+                    state.serving.reserve_exact(1);
+                }
+                state.on_copy_finished(&mut highest, Serving { start, end, row }, id, id_of);
+                match (h, highest) {
+                    (Ok(h), Some(new)) => {
+                        if let Some(slot) = self.highest_offsets.get_mut(h) {
+                            *slot = new;
+                        }
+                    }
+                    (Err(h), Some(new)) => {
+                        self.highest_epochs.insert(h, epoch);
+                        self.highest_offsets.insert(h, new);
+                    }
+                    _ => {}
+                }
+            }
+            EpochEvent::DeleteStarted { start } => state.on_delete_started(start, row, id),
+            EpochEvent::DeleteFinished => state.on_delete_finished(id),
+        }
+        if state.is_empty() {
+            remove_at(&mut self.active, i);
+            remove_at(&mut self.states, i);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    //! Kafka's RemoteLogLeaderEpochStateTest (spec §7.2), case by case.
+    //! Kafka's RemoteLogLeaderEpochStateTest (spec §7.2), case by case. Segment `n` has row `n`.
     use super::*;
 
     fn s(n: i64) -> Uuid {
         Uuid::new(n, n)
+    }
+
+    fn id_of(r: Row) -> Uuid {
+        s(i64::from(r))
+    }
+
+    fn finished(e: &mut EpochState, h: &mut Option<i64>, start: i64, n: u32, end: i64) {
+        let serving = Serving { start, end, row: n };
+        e.on_copy_finished(h, serving, id_of(n), id_of);
+    }
+
+    fn floor(e: &EpochState, offset: i64) -> Option<Uuid> {
+        e.floor(offset).map(|o| id_of(o.row))
     }
 
     #[test]
@@ -103,80 +281,91 @@ mod tests {
 
     #[test]
     fn finished_segments_are_served() {
-        let mut e = EpochState::default();
-        e.on_copy_finished(10, s(1), 100);
-        e.on_copy_finished(101, s(2), 200);
-        assert_eq!(e.offset_to_id.len(), 2);
-        assert_eq!((e.floor(90), e.floor(150)), (Some(s(1)), Some(s(2))));
+        let (mut e, mut h) = (EpochState::default(), None);
+        finished(&mut e, &mut h, 10, 1, 100);
+        finished(&mut e, &mut h, 101, 2, 200);
+        assert_eq!(e.serving.len(), 2);
+        assert_eq!((floor(&e, 90), floor(&e, 150)), (Some(s(1)), Some(s(2))));
         assert!(e.unreferenced.is_empty());
-        assert_eq!(e.highest_log_offset, Some(200));
+        assert_eq!(h, Some(200));
     }
 
     #[test]
     fn overlapping_segments_displace() {
-        let mut e = EpochState::default();
-        e.on_copy_finished(10, s(1), 100);
-        e.on_copy_finished(5, s(2), 150);
-        assert_eq!((e.offset_to_id.len(), e.floor(11)), (1, Some(s(2))));
+        let (mut e, mut h) = (EpochState::default(), None);
+        finished(&mut e, &mut h, 10, 1, 100);
+        finished(&mut e, &mut h, 5, 2, 150);
+        assert_eq!((e.serving.len(), floor(&e, 11)), (1, Some(s(2))));
         assert_eq!(e.unreferenced, vec![s(1)]);
-        assert_eq!(e.highest_log_offset, Some(150));
-        e.on_copy_finished(148, s(3), 155);
-        e.on_copy_finished(4, s(4), 200);
-        assert_eq!((e.offset_to_id.len(), e.floor(11)), (1, Some(s(4))));
+        assert_eq!(h, Some(150));
+        finished(&mut e, &mut h, 148, 3, 155);
+        finished(&mut e, &mut h, 4, 4, 200);
+        assert_eq!((e.serving.len(), floor(&e, 11)), (1, Some(s(4))));
         let mut u = e.unreferenced.clone();
         u.sort();
         assert_eq!(u, vec![s(1), s(2), s(3)]);
-        assert_eq!(e.highest_log_offset, Some(200));
+        assert_eq!(h, Some(200));
     }
 
     #[test]
     fn duplicates_and_same_start_offsets() {
-        let mut e = EpochState::default();
-        e.on_copy_finished(10, s(1), 100);
-        e.on_copy_finished(10, s(2), 100);
+        let (mut e, mut h) = (EpochState::default(), None);
+        finished(&mut e, &mut h, 10, 1, 100);
+        finished(&mut e, &mut h, 10, 2, 100);
         assert_eq!(
-            (e.floor(11), e.unreferenced.clone(), e.highest_log_offset),
+            (floor(&e, 11), e.unreferenced.clone(), h),
             (Some(s(2)), vec![s(1)], Some(100))
         );
-        let mut e = EpochState::default();
-        e.on_copy_finished(10, s(1), 100);
-        e.on_copy_finished(10, s(2), 150);
+        let (mut e, mut h) = (EpochState::default(), None);
+        finished(&mut e, &mut h, 10, 1, 100);
+        finished(&mut e, &mut h, 10, 2, 150);
         assert_eq!(
-            (
-                e.floor(11),
-                e.floor(111),
-                e.unreferenced.len(),
-                e.highest_log_offset
-            ),
+            (floor(&e, 11), floor(&e, 111), e.unreferenced.len(), h),
             (Some(s(2)), Some(s(2)), 1, Some(150))
         );
     }
 
     #[test]
     fn a_shorter_same_start_segment_is_forgotten_by_the_plain_put() {
-        let mut e = EpochState::default();
-        e.on_copy_finished(10, s(1), 150);
-        e.on_copy_finished(10, s(2), 100);
-        assert_eq!(e.floor(10), Some(s(2)));
+        let (mut e, mut h) = (EpochState::default(), None);
+        finished(&mut e, &mut h, 10, 1, 150);
+        finished(&mut e, &mut h, 10, 2, 100);
+        assert_eq!(floor(&e, 10), Some(s(2)));
         assert!(
             e.unreferenced.is_empty(),
             "Kafka drops s1 from the epoch's indexes entirely"
         );
-        assert_eq!(e.highest_log_offset, Some(150));
+        assert_eq!(h, Some(150));
     }
 
     #[test]
     fn delete_started_and_finished() {
-        let mut e = EpochState::default();
-        e.on_copy_finished(10, s(1), 100);
-        e.on_copy_finished(101, s(2), 200);
-        e.on_delete_started(10, s(1));
-        e.on_delete_started(101, s(2));
-        assert!(e.offset_to_id.is_empty());
+        let (mut e, mut h) = (EpochState::default(), None);
+        finished(&mut e, &mut h, 10, 1, 100);
+        finished(&mut e, &mut h, 101, 2, 200);
+        e.on_delete_started(10, 1, s(1));
+        e.on_delete_started(101, 2, s(2));
+        assert!(e.serving.is_empty());
         assert_eq!(e.unreferenced, vec![s(1), s(2)]);
         let mut e = EpochState::default();
         e.on_copy_started(s(3));
         e.on_delete_finished(s(3));
         assert!(e.unreferenced.is_empty());
+    }
+
+    #[test]
+    fn a_drained_epoch_keeps_only_its_highest_offset() {
+        let mut epochs = Epochs::default();
+        epochs.apply(3, 1, s(1), EpochEvent::CopyStarted, id_of);
+        let finished = EpochEvent::CopyFinished {
+            start: 10,
+            end: 100,
+        };
+        epochs.apply(3, 1, s(1), finished, id_of);
+        epochs.apply(3, 1, s(1), EpochEvent::DeleteStarted { start: 10 }, id_of);
+        assert!(epochs.get(3).is_some());
+        epochs.apply(3, 1, s(1), EpochEvent::DeleteFinished, id_of);
+        assert!(epochs.get(3).is_none() && epochs.active.is_empty() && epochs.states.is_empty());
+        assert_eq!((epochs.highest(3), epochs.highest(2)), (Some(100), None));
     }
 }

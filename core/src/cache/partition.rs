@@ -4,9 +4,11 @@
 //! states, the initialized flag, and every query Kafka's cache answers, answered as Kafka does.
 //! Never: decoding, keys, or decisions about what to write.
 
-use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasher;
 
-use super::epoch::EpochState;
+use hashbrown::HashTable;
+
+use super::epoch::{EpochEvent, Epochs, Row};
 use super::hash::UuidHash;
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::{SegmentState, Uuid};
@@ -42,15 +44,12 @@ impl SegmentMetadata {
                 format!("unknown state id {}", r.remote_log_segment_state),
             )
         })?;
-        // Kafka builds a sorted map: ascending epochs, the last of duplicate epochs wins.
-        let mut epochs: Vec<(i32, i64)> = r
-            .segment_leader_epochs
-            .iter()
-            .map(|e| (e.leader_epoch, e.offset))
-            .collect();
-        epochs.reverse();
-        epochs.sort_by_key(|(e, _)| *e);
-        epochs.dedup_by_key(|(e, _)| *e);
+        let epochs = SegmentMetadata::sorted_epochs(
+            r.segment_leader_epochs
+                .iter()
+                .map(|e| (e.leader_epoch, e.offset))
+                .collect(),
+        );
         let m = SegmentMetadata {
             id: r.remote_log_segment_id.id,
             start_offset: r.start_offset,
@@ -71,6 +70,17 @@ impl SegmentMetadata {
             m.leader_epochs.len(),
         )?;
         Ok(m)
+    }
+
+    /// Leader epochs as written, in the order Kafka's sorted map holds them: ascending, the
+    /// last of duplicate epochs winning.
+    pub(crate) fn sorted_epochs(mut epochs: Vec<(i32, i64)>) -> Vec<(i32, i64)> {
+        if epochs.len() > 1 {
+            epochs.reverse();
+            epochs.sort_by_key(|(e, _)| *e);
+            epochs.dedup_by_key(|(e, _)| *e);
+        }
+        epochs
     }
 
     /// The last offset epoch `epoch` wrote in this segment: the next epoch's start minus one,
@@ -132,11 +142,20 @@ pub enum Dropped {
 }
 
 /// Kafka's `RemoteLogMetadataCache` for one user partition.
+///
+/// Segments live in a dense table (a freed row is reused by the next segment), found by id
+/// through an index of rows; leader epochs name finished segments by row.
 #[derive(Clone, Debug, Default)]
 pub struct PartitionCache {
-    segments: HashMap<Uuid, SegmentMetadata, UuidHash>,
-    epochs: BTreeMap<i32, EpochState>,
+    rows: Vec<Option<SegmentMetadata>>,
+    free: Vec<Row>,
+    index: HashTable<Row>,
+    epochs: Epochs,
     initialized: bool,
+}
+
+fn hash_id(id: Uuid) -> u64 {
+    UuidHash::default().hash_one(id)
 }
 
 impl PartitionCache {
@@ -149,6 +168,17 @@ impl PartitionCache {
         self.initialized = true;
     }
 
+    fn row_of(&self, id: Uuid) -> Option<Row> {
+        let rows = &self.rows;
+        self.index
+            .find(hash_id(id), |&r| row_id(rows, r) == Some(id))
+            .copied()
+    }
+
+    fn row(&self, row: Row) -> Option<&SegmentMetadata> {
+        self.rows.get(row as usize)?.as_ref()
+    }
+
     /// Kafka's `addCopyInProgressSegment`.
     pub fn add_copy_in_progress(&mut self, m: SegmentMetadata) -> std::result::Result<(), Dropped> {
         if m.state != SegmentState::CopySegmentStarted {
@@ -157,33 +187,57 @@ impl PartitionCache {
                 state: m.state,
             });
         }
-        let existing = self.segments.get(&m.id).map(|e| e.state);
-        if !SegmentState::is_valid_transition(existing, m.state) {
+        let existing = self.row_of(m.id);
+        let from = existing.and_then(|r| self.row(r)).map(|e| e.state);
+        if !SegmentState::is_valid_transition(from, m.state) {
             return Err(Dropped::InvalidTransition {
                 id: m.id,
-                from: existing,
+                from,
                 to: m.state,
             });
         }
-        for (epoch, _) in &m.leader_epochs {
-            self.epochs.entry(*epoch).or_default().on_copy_started(m.id);
+        let id = m.id;
+        let row = match existing {
+            Some(r) => r,
+            None => match self.free.pop() {
+                Some(r) => r,
+                None => {
+                    self.rows.push(None);
+                    Row::try_from(self.rows.len() - 1).unwrap_or(Row::MAX)
+                }
+            },
+        };
+        for &(epoch, _) in &m.leader_epochs {
+            self.epochs
+                .apply(epoch, row, id, EpochEvent::CopyStarted, |_| id);
         }
-        self.segments.insert(m.id, m);
+        if let Some(slot) = self.rows.get_mut(row as usize) {
+            *slot = Some(m);
+        }
+        if existing.is_none() {
+            let rows = &self.rows;
+            self.index
+                .insert_unique(hash_id(id), row, |&r| row_id(rows, r).map_or(0, hash_id));
+        }
         Ok(())
     }
 
     /// Kafka's `updateRemoteLogSegmentMetadata`.
     pub fn update(&mut self, u: &SegmentUpdate) -> std::result::Result<(), Dropped> {
-        let Some(existing) = self.segments.get(&u.id) else {
-            return Err(Dropped::UnknownSegment {
-                id: u.id,
-                initialized: self.initialized,
-            });
+        let unknown = Dropped::UnknownSegment {
+            id: u.id,
+            initialized: self.initialized,
         };
-        if !SegmentState::is_valid_transition(Some(existing.state), u.state) {
+        let Some(row) = self.row_of(u.id) else {
+            return Err(unknown);
+        };
+        let Some(m) = self.rows.get_mut(row as usize).and_then(Option::as_mut) else {
+            return Err(unknown);
+        };
+        if !SegmentState::is_valid_transition(Some(m.state), u.state) {
             return Err(Dropped::InvalidTransition {
                 id: u.id,
-                from: Some(existing.state),
+                from: Some(m.state),
                 to: u.state,
             });
         }
@@ -192,33 +246,41 @@ impl PartitionCache {
         }
         // Kafka's createWithUpdates, in place: broker, event time, custom metadata and state come
         // from the update, everything else stays.
-        let Some(m) = self.segments.get_mut(&u.id) else {
-            return Err(Dropped::UnknownSegment {
-                id: u.id,
-                initialized: self.initialized,
-            });
-        };
         m.broker_id = u.broker_id;
         m.event_timestamp_ms = u.event_timestamp_ms;
         m.custom_metadata.clone_from(&u.custom_metadata);
         m.state = u.state;
-        let m = &*m;
+        let (rows, epochs) = (&self.rows, &mut self.epochs);
+        let Some(m) = rows.get(row as usize).and_then(Option::as_ref) else {
+            return Err(unknown);
+        };
+        let id_of = |r: Row| row_id(rows, r).unwrap_or_default();
         for (i, &(epoch, start)) in m.leader_epochs.iter().enumerate() {
-            let state = self.epochs.entry(epoch).or_default();
-            match u.state {
+            let event = match u.state {
                 SegmentState::CopySegmentFinished => {
                     let end = m
                         .leader_epochs
                         .get(i + 1)
                         .map_or(m.end_offset, |next| next.1 - 1);
-                    state.on_copy_finished(start, u.id, end);
+                    EpochEvent::CopyFinished { start, end }
                 }
-                SegmentState::DeleteSegmentStarted => state.on_delete_started(start, u.id),
-                _ => state.on_delete_finished(u.id),
-            }
+                SegmentState::DeleteSegmentStarted => EpochEvent::DeleteStarted { start },
+                _ => EpochEvent::DeleteFinished,
+            };
+            epochs.apply(epoch, row, u.id, event, id_of);
         }
         if u.state == SegmentState::DeleteSegmentFinished {
-            self.segments.remove(&u.id);
+            let rows = &self.rows;
+            if let Ok(entry) = self
+                .index
+                .find_entry(hash_id(u.id), |&r| row_id(rows, r) == Some(u.id))
+            {
+                entry.remove();
+            }
+            if let Some(slot) = self.rows.get_mut(row as usize) {
+                *slot = None;
+            }
+            self.free.push(row);
         }
         Ok(())
     }
@@ -226,26 +288,29 @@ impl PartitionCache {
     /// Kafka's `remoteLogSegmentMetadata(epoch, offset)`: the finished segment holding `offset`
     /// written in `epoch`.
     pub fn segment_for(&self, epoch: i32, offset: i64) -> Option<&SegmentMetadata> {
-        let id = self.epochs.get(&epoch)?.floor(offset)?;
-        let m = self.segments.get(&id)?;
-        (offset <= m.epoch_end(epoch)?).then_some(m)
+        let s = self.epochs.get(epoch)?.floor(offset)?;
+        (offset <= s.end).then(|| self.row(s.row))?
     }
 
     /// Kafka's `highestOffsetForEpoch`.
     pub fn highest_offset_for_epoch(&self, epoch: i32) -> Option<i64> {
-        self.epochs.get(&epoch)?.highest_log_offset
+        self.epochs.highest(epoch)
     }
 
     /// Kafka's `listRemoteLogSegments(epoch)`: serving segments by start offset, then the rest,
     /// the whole stable-sorted by segment start offset when there is a rest.
     pub fn segments_for_epoch(&self, epoch: i32) -> Result<Vec<&SegmentMetadata>> {
-        let Some(state) = self.epochs.get(&epoch) else {
+        let Some(state) = self.epochs.get(epoch) else {
             return Ok(Vec::new());
         };
-        let mut out = state
-            .ids()
-            .map(|id| self.segments.get(&id).ok_or_else(|| not_found_segment(id)))
-            .collect::<Result<Vec<_>>>()?;
+        let mut out = Vec::with_capacity(state.serving.len() + state.unreferenced.len());
+        for s in &state.serving {
+            let id = self.row(s.row).map(|m| m.id).unwrap_or_default();
+            out.push(self.row(s.row).ok_or_else(|| not_found_segment(id))?);
+        }
+        for &id in &state.unreferenced {
+            out.push(self.segment(id).ok_or_else(|| not_found_segment(id))?);
+        }
         if !state.unreferenced.is_empty() {
             out.sort_by_key(|m| m.start_offset);
         }
@@ -255,14 +320,14 @@ impl PartitionCache {
     /// Kafka's `listAllRemoteLogSegments`: every segment not yet DELETE_SEGMENT_FINISHED. Kafka's
     /// order is a hash map's; this one is by start offset, then segment id.
     pub fn segments(&self) -> Vec<&SegmentMetadata> {
-        let mut out: Vec<_> = self.segments.values().collect();
+        let mut out: Vec<_> = self.rows.iter().flatten().collect();
         out.sort_by_key(|m| (m.start_offset, m.id));
         out
     }
 
     /// The segment's metadata, if the cache holds it.
     pub fn segment(&self, id: Uuid) -> Option<&SegmentMetadata> {
-        self.segments.get(&id)
+        self.row(self.row_of(id)?)
     }
 
     /// Kafka's `nextSegmentWithTxnIndex` (KIP-1058).
@@ -282,12 +347,16 @@ impl PartitionCache {
 
     /// Number of segments held (not yet DELETE_SEGMENT_FINISHED).
     pub fn len(&self) -> usize {
-        self.segments.len()
+        self.index.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.segments.is_empty()
+        self.index.is_empty()
     }
+}
+
+fn row_id(rows: &[Option<SegmentMetadata>], r: Row) -> Option<Uuid> {
+    rows.get(r as usize)?.as_ref().map(|m| m.id)
 }
 
 fn not_found_segment(id: Uuid) -> Error {

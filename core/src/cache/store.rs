@@ -16,7 +16,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::feature::{MetadataLevel, parse_level_record};
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState, TopicIdPartition, Uuid};
-use crate::record::{Record, Value, decode_value};
+use crate::record::{
+    Plain, PlainPartition, Record, Value, check_offsets_and_epochs, decode_value, read_plain,
+};
 
 /// The latest partition-delete event of a user partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -256,6 +258,11 @@ impl Store {
                 key: key.map(|k| String::from_utf8_lossy(k).into_owned()),
             });
         };
+        if key.is_none() {
+            if let Some(applied) = read_plain(value).and_then(|p| self.apply_plain(offset, p)) {
+                return applied;
+            }
+        }
         let decoded = match decode_value(value) {
             Ok(v) => v,
             Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
@@ -287,6 +294,168 @@ impl Store {
         self.apply_value(offset, &decoded, key, mismatch)
     }
 
+    /// A plain value (see [`read_plain`]) with a null key, the common case of replay, applied
+    /// without building a decoded [`Value`]. `None` when Kafka's object checks refuse it: the
+    /// caller then takes the full way, which reports why.
+    fn apply_plain(&mut self, offset: i64, p: Plain<'_>) -> Option<Applied> {
+        match p {
+            Plain::Segment {
+                part,
+                id,
+                start_offset,
+                end_offset,
+                broker_id,
+                max_timestamp_ms,
+                event_timestamp_ms,
+                leader_epochs,
+                segment_size_in_bytes,
+                custom_metadata,
+                state,
+                txn_index_empty,
+                broker_leader_epoch,
+            } => {
+                let state = SegmentState::from_id(state)?;
+                check_offsets_and_epochs(start_offset, end_offset, leader_epochs.len()).ok()?;
+                let m = SegmentMetadata {
+                    id,
+                    start_offset,
+                    end_offset,
+                    broker_id,
+                    max_timestamp_ms,
+                    event_timestamp_ms,
+                    leader_epochs: SegmentMetadata::sorted_epochs(leader_epochs),
+                    segment_size_in_bytes,
+                    custom_metadata: custom_metadata.map(<[u8]>::to_vec),
+                    state,
+                    txn_index_empty,
+                    broker_leader_epoch,
+                };
+                Some(self.apply_segment(offset, part, m))
+            }
+            Plain::Update {
+                part,
+                version,
+                id,
+                broker_id,
+                event_timestamp_ms,
+                custom_metadata,
+                state,
+                broker_leader_epoch,
+                end_offset,
+            } => {
+                let upd = SegmentUpdate {
+                    id,
+                    broker_id,
+                    event_timestamp_ms,
+                    custom_metadata: custom_metadata.map(<[u8]>::to_vec),
+                    state: SegmentState::from_id(state)?,
+                };
+                let v1 = (version >= 1).then_some((end_offset, broker_leader_epoch));
+                Some(self.apply_update(offset, part, &upd, None, v1))
+            }
+        }
+    }
+
+    /// The partition's slot, loaded if new, unless the record is a re-delivery (Kafka's
+    /// ConsumerTask skips a record not after the last one applied for its partition).
+    fn admit(
+        &mut self,
+        offset: i64,
+        part: PlainPartition<'_>,
+    ) -> std::result::Result<&mut Slot, Applied> {
+        let slot = self
+            .partitions
+            .load(part.topic_id, part.partition, part.name);
+        if let Some(last) = slot.last_applied.filter(|&last| offset <= last) {
+            return Err(Applied::Skipped(Skip::AlreadyApplied {
+                partition: owned(part),
+                last,
+            }));
+        }
+        slot.last_applied = Some(offset);
+        Ok(slot)
+    }
+
+    /// Kafka's handling of a segment record (COPY_SEGMENT_STARTED).
+    fn apply_segment(
+        &mut self,
+        offset: i64,
+        part: PlainPartition<'_>,
+        m: SegmentMetadata,
+    ) -> Applied {
+        let slot = match self.admit(offset, part) {
+            Ok(slot) => slot,
+            Err(skipped) => return skipped,
+        };
+        let Some(cache) = slot.cache.as_mut() else {
+            return Applied::Skipped(Skip::PartitionDeleted {
+                partition: owned(part),
+            });
+        };
+        if !slot.orphans.is_empty() {
+            slot.orphans.remove(&m.id);
+        }
+        match cache.add_copy_in_progress(m) {
+            Ok(()) => Applied::Applied,
+            Err(reason) => Applied::Skipped(Skip::Dropped {
+                partition: owned(part),
+                reason,
+            }),
+        }
+    }
+
+    /// Kafka's handling of an update record; an update of a segment the cache does not hold is
+    /// kept as an orphan, with the end offset and epoch its key or its version-1 fields (`v1`:
+    /// `(endOffset, brokerLeaderEpoch)`) tell.
+    fn apply_update(
+        &mut self,
+        offset: i64,
+        part: PlainPartition<'_>,
+        upd: &SegmentUpdate,
+        key: Option<&RecordKey>,
+        v1: Option<(i64, i32)>,
+    ) -> Applied {
+        let slot = match self.admit(offset, part) {
+            Ok(slot) => slot,
+            Err(skipped) => return skipped,
+        };
+        let Some(cache) = slot.cache.as_mut() else {
+            return Applied::Skipped(Skip::PartitionDeleted {
+                partition: owned(part),
+            });
+        };
+        match cache.update(upd) {
+            Ok(()) => Applied::Applied,
+            Err(Dropped::UnknownSegment { .. }) => {
+                let (end_offset, epoch) = match (key, v1) {
+                    (Some(k), _) => (Some(k.end_offset), Some(k.broker_leader_epoch)),
+                    (None, Some((end, epoch))) => (Some(end), Some(epoch)),
+                    (None, None) => (None, None),
+                };
+                if upd.state == SegmentState::DeleteSegmentFinished {
+                    slot.orphans.remove(&upd.id);
+                } else {
+                    slot.orphans.insert(
+                        upd.id,
+                        Orphan {
+                            segment_id: upd.id,
+                            state: upd.state,
+                            end_offset,
+                            broker_leader_epoch: epoch,
+                            key: key.map(RecordKey::format),
+                            offset,
+                        },
+                    );
+                }
+                Applied::Orphaned
+            }
+            Err(reason) => Applied::Skipped(Skip::Dropped {
+                partition: owned(part),
+                reason,
+            }),
+        }
+    }
+
     /// Applies a decoded value; a bad key is reported with the outcome when the value applied.
     fn apply_value(
         &mut self,
@@ -301,18 +470,19 @@ impl Store {
             Record::PartitionDelete(d) => &d.topic_id_partition,
             Record::Snapshot(_) => return Applied::Skipped(Skip::SnapshotRecord),
         };
-        // The owned partition is built only for reports, never on the path that applies.
-        let tp = || entry.to_topic_id_partition();
-        let slot = self.partitions.load(entry.id, entry.partition, &entry.name);
-        if let Some(last) = slot.last_applied.filter(|&last| offset <= last) {
-            return Applied::Skipped(Skip::AlreadyApplied {
-                partition: tp(),
-                last,
-            });
-        }
-        slot.last_applied = Some(offset);
+        let part = PlainPartition {
+            topic_id: entry.id,
+            partition: entry.partition,
+            name: &entry.name,
+        };
+        // The metadata and update are built before the partition is looked at: `validate`
+        // has run, so building them cannot fail.
         let outcome = match &v.record {
             Record::PartitionDelete(d) => {
+                let slot = match self.admit(offset, part) {
+                    Ok(slot) => slot,
+                    Err(skipped) => return skipped,
+                };
                 let Some(state) = PartitionDeleteState::from_id(d.remote_partition_delete_state)
                 else {
                     return Applied::Skipped(Skip::Undecodable(Error::new(
@@ -333,67 +503,22 @@ impl Store {
                 }
                 Applied::Applied
             }
-            Record::Segment(s) => {
-                let Some(cache) = slot.cache.as_mut() else {
-                    return Applied::Skipped(Skip::PartitionDeleted { partition: tp() });
-                };
-                let m = match SegmentMetadata::from_record(s) {
-                    Ok(m) => m,
-                    Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
-                };
-                slot.orphans.remove(&m.id);
-                match cache.add_copy_in_progress(m) {
-                    Ok(()) => Applied::Applied,
-                    Err(reason) => Applied::Skipped(Skip::Dropped {
-                        partition: tp(),
-                        reason,
-                    }),
+            Record::Segment(s) => match SegmentMetadata::from_record(s) {
+                Ok(m) => self.apply_segment(offset, part, m),
+                Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
+            },
+            Record::Update(u) => match SegmentUpdate::from_record(u) {
+                Ok(upd) => {
+                    let v1 = (v.version >= 1).then_some((u.end_offset, u.broker_leader_epoch));
+                    self.apply_update(offset, part, &upd, key.as_ref(), v1)
                 }
-            }
-            Record::Update(u) => {
-                let Some(cache) = slot.cache.as_mut() else {
-                    return Applied::Skipped(Skip::PartitionDeleted { partition: tp() });
-                };
-                let upd = match SegmentUpdate::from_record(u) {
-                    Ok(x) => x,
-                    Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
-                };
-                match cache.update(&upd) {
-                    Ok(()) => Applied::Applied,
-                    Err(Dropped::UnknownSegment { .. }) => {
-                        let (end_offset, epoch) = match (&key, v.version >= 1) {
-                            (Some(k), _) => (Some(k.end_offset), Some(k.broker_leader_epoch)),
-                            (None, true) => (Some(u.end_offset), Some(u.broker_leader_epoch)),
-                            (None, false) => (None, None),
-                        };
-                        if upd.state == SegmentState::DeleteSegmentFinished {
-                            slot.orphans.remove(&upd.id);
-                        } else {
-                            slot.orphans.insert(
-                                upd.id,
-                                Orphan {
-                                    segment_id: upd.id,
-                                    state: upd.state,
-                                    end_offset,
-                                    broker_leader_epoch: epoch,
-                                    key: key.as_ref().map(RecordKey::format),
-                                    offset,
-                                },
-                            );
-                        }
-                        Applied::Orphaned
-                    }
-                    Err(reason) => Applied::Skipped(Skip::Dropped {
-                        partition: tp(),
-                        reason,
-                    }),
-                }
-            }
+                Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
+            },
             Record::Snapshot(_) => Applied::Skipped(Skip::SnapshotRecord),
         };
-        match (outcome, key_problem) {
-            (Applied::Applied, Some(problem)) => Applied::AppliedWithBadKey(problem),
-            (outcome, _) => outcome,
+        match key_problem {
+            Some(problem) if outcome == Applied::Applied => Applied::AppliedWithBadKey(problem),
+            _ => outcome,
         }
     }
 
@@ -554,6 +679,15 @@ impl Store {
             .get(tp.topic_id, tp.partition, &tp.topic)?
             .cache
             .as_ref()
+    }
+}
+
+/// The user partition, owned, for a report.
+fn owned(part: PlainPartition<'_>) -> TopicIdPartition {
+    TopicIdPartition {
+        topic_id: part.topic_id,
+        topic: part.name.to_owned(),
+        partition: part.partition,
     }
 }
 

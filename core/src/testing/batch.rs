@@ -1,8 +1,8 @@
 //! Properties the batch and checkpoint fuzz targets and the property tests check, kept in one
 //! place so that all of them check exactly the same thing. Not part of the supported API.
 
-use super::{Batch, BatchBuilder, Batches, Compression, ControlRecord, CrcCheck, NewRecord};
-use super::{ReadOptions, Record};
+use crate::batch::{Batch, BatchBuilder, Batches, Compression, ControlRecord, CrcCheck, NewRecord};
+use crate::batch::{ReadOptions, Record};
 use crate::checkpoint::{self, MetadataBody};
 
 /// A small limit, so that fuzzing finds bombs instead of running out of memory.
