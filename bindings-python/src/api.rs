@@ -342,6 +342,8 @@ impl Store_ {
     }
 }
 
+/// What `Inspector::scan_file` returns.
+type ScanOut = (Vec<(i64, i64)>, Vec<(i64, i64, Outcome)>, i64);
 /// `(partition, segment_id, state, since_ms)`.
 type StuckOut = (Tp, String, i8, i64);
 /// `(partition, (id, start, end), (id, start, end))`.
@@ -425,6 +427,32 @@ impl Inspector_ {
         let inspector = self.get(py)?;
         py.detach(|| inspector.push_file(data));
         Ok(())
+    }
+
+    /// Every record of a file image, with the GIL released; returns `(null_keys, findings,
+    /// last_timestamp)`: the `(offset, timestamp)` of each null-key record, and the outcome of
+    /// each record replay did not simply apply, as `(offset, timestamp, outcome)`.
+    fn scan_file(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<ScanOut> {
+        let inspector = self.get(py)?;
+        Ok(py.detach(|| {
+            let (mut nulls, mut findings, mut last) = (Vec::new(), Vec::new(), 0);
+            for batch in Batches::new(data, ReadOptions::default()).flatten() {
+                let Ok(records) = batch.records() else {
+                    continue;
+                };
+                for r in records.flatten() {
+                    last = last.max(r.timestamp);
+                    if r.key.is_none() {
+                        nulls.push((r.offset, r.timestamp));
+                    }
+                    let applied = inspector.push(r.offset, r.timestamp, r.key, r.value);
+                    if applied != Applied::Applied {
+                        findings.push((r.offset, r.timestamp, outcome(&applied)));
+                    }
+                }
+            }
+            (nulls, findings, last)
+        }))
     }
 
     fn stuck(&mut self, py: Python<'_>, now_ms: i64, threshold_ms: i64) -> PyResult<Vec<StuckOut>> {

@@ -158,12 +158,18 @@ def test_migration_end_to_end_on_a_real_broker(broker, capsys):
     files = run_json(capsys, "scan", str(broker.dir / "data"))
     assert files["total"] == live["total"]
     for sub in ("inspect", "simulate", "profile"):
-        extra = ["--months", "1", "--upload-rate", "10GB"] if sub == "simulate" else []
-        assert run_json(capsys, sub, "--no-progress", "--bootstrap-server", broker.bootstrap, *extra)["partitions"]
+        extra = ["--months", "1", "--upload-rate", "10GB", "--topic-configs"] if sub == "simulate" else []
+        doc = run_json(capsys, sub, "--no-progress", "--bootstrap-server", broker.bootstrap, *extra)
+        assert doc["partitions"]
+        if sub == "simulate":  # the stock topic's own configs: delete, keep forever; nothing is lost
+            assert doc["config"]["cleanup_policy"] == "delete" and doc["config"]["retention_ms"] == -1
+            assert all(m["kept"] == p["records"] and not m["lostLiveSegments"] for p in doc["partitions"] for m in p["moments"])
 
     # ---- the check fails while null keys remain, naming each one ------------------------------
-    out = tool(broker, "--check")
-    assert out.returncode == 1
+    props = broker.dir / "client.properties"
+    props.write_text("# the Admin/Consumer client's configs\nsecurity.protocol=PLAINTEXT\nclient.id=rlmeta-migration-test\n")
+    out = tool(broker, "--check", "--command-config", str(props))
+    assert out.returncode == 1 and "no kafka-python equivalent" not in out.stderr
     assert f"❌ VALIDATION FAILED: Found {len(before)} message(s) with null keys." in out.stdout
     assert out.stdout.count("⚠️  Found message with null key at partition=") == len(before)
     assert "Cannot upgrade to version 2: null-key messages found in __remote_log_metadata" in out.stderr

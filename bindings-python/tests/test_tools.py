@@ -150,3 +150,16 @@ def test_console_scripts_are_installed_and_run():
     out = subprocess.run([_script("rlmeta"), "scan", str(f)], capture_output=True, text=True, cwd="/")
     assert out.returncode == 0 and "40 records" in out.stdout and out.stderr == "", out.stderr
     print("console scripts: kafka-remote-log-metadata-migration --help, rlmeta scan FILE")
+
+
+def test_command_config_properties_become_client_settings(tmp_path, capsys):
+    from rlmeta._kafka import client_configs, load_properties
+
+    f = tmp_path / "c.properties"
+    f.write_text("# comment\nsecurity.protocol = SASL_SSL\nsasl.mechanism: PLAIN\n"
+                 'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n'
+                 '    username="ops" password="s3cret";\nrequest.timeout.ms=5000\nfoo.bar=1\n')
+    conf = client_configs("a:1,b:2", load_properties(str(f)))
+    assert conf == {"bootstrap_servers": ["a:1", "b:2"], "security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN",
+                    "sasl_plain_username": "ops", "sasl_plain_password": "s3cret", "request_timeout_ms": 5000}
+    assert "foo.bar has no kafka-python equivalent" in capsys.readouterr().err

@@ -251,8 +251,11 @@ impl Log {
                 now_ms < horizon
             });
         }
+        // A set, not a scan of `latest` per horizon: with many keys and tombstones that scan was
+        // quadratic (the growth projection spent nearly all its time here).
+        let kept: std::collections::HashSet<i64> = latest.values().copied().collect();
         self.horizons
-            .retain(|o, _| latest.values().any(|v| v == o) || *o >= self.next_offset);
+            .retain(|o, _| kept.contains(o) || *o >= self.next_offset);
         // Empty closed segments disappear (the cleaner merges small segments).
         let last = self.segments.len().saturating_sub(1);
         let mut i = 0;

@@ -99,6 +99,13 @@ class Inspector:
     def push_file(self, data: bytes) -> None:
         self._native.push_file(bytes(data))
 
+    def scan_file(self, data: bytes) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int, Applied]], int]:
+        """Every record of a file image (native, GIL released): the ``(offset, timestamp)`` of each
+        null-key record, ``(offset, timestamp, Applied)`` of each record replay did not simply
+        apply, and the last timestamp."""
+        nulls, findings, last = self._native.scan_file(bytes(data))
+        return nulls, [(o, t, Applied._of(a)) for o, t, a in findings], last
+
     def stuck(self, now_ms: int, threshold_ms: int) -> List[Stuck]:
         """Live segments in COPY/DELETE_SEGMENT_STARTED whose last event is older than the threshold."""
         return [Stuck(_tp_out(tp), i, _state(s, SegmentState), t) for tp, i, s, t in self._native.stuck(now_ms, threshold_ms)]

@@ -51,11 +51,13 @@ class Partition:
     bytes: int = 0
     read_to_end: bool = True
 
-    def iter_records(self) -> Iterator[Rec]:
+    def iter_records(self, bar: Any = None) -> Iterator[Rec]:
         if self.files:
             for f in self.files:
                 for r in read_records(f):
                     yield (r.offset, r.timestamp, r.key, r.value)
+                if bar is not None:
+                    bar.update(f.stat().st_size)
         else:
             yield from self.records
 
@@ -184,6 +186,7 @@ def _record_json(r: Rec) -> Dict[str, Any]:
 def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any]:
     lines, docs = [], []
     totals: Dict[str, int] = {}
+    bar = _progress(args, sum(p.bytes for p in parts if p.files), "Scanning")
     for part in parts:
         ins = Inspector()
         null_keys: List[Tuple[int, int]] = []
@@ -192,20 +195,32 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         levels: List[Tuple[int, str]] = []
         bad_keys: List[Tuple[int, str]] = []
         fatal = last_ts = 0
-        for chunk in _chunks(part.iter_records()):
-            for (offset, ts, key, _), a in zip(chunk, ins.push_many(chunk)):
-                last_ts = max(last_ts, ts)
-                if key is None:
-                    null_keys.append((offset, ts))
-                fatal += a.fatal_to_kafka
-                if a.skip is SkipKind.TOMBSTONE:
-                    tombstones.append((offset, a.detail))
-                elif a.skip is SkipKind.UNDECODABLE:
-                    undecodable.append((offset, a.detail or ""))
-                elif a.skip is SkipKind.LEVEL_RECORD:
-                    levels.append((offset, a.detail or ""))
-                elif a.skip is SkipKind.BAD_KEY or a.outcome is Outcome.APPLIED_WITH_BAD_KEY:
-                    bad_keys.append((offset, a.detail or ""))
+        if part.files:  # natively: only null keys and what replay did not simply apply come back
+            findings = []
+            for f in part.files:
+                nulls, found, last = ins.scan_file(f.read_bytes())
+                null_keys += nulls
+                findings += [(o, a) for o, _, a in found]
+                last_ts = max(last_ts, last)
+                bar.update(f.stat().st_size)
+        else:
+            findings = []
+            for chunk in _chunks(part.iter_records()):
+                for (offset, ts, key, _), a in zip(chunk, ins.push_many(chunk)):
+                    last_ts = max(last_ts, ts)
+                    if key is None:
+                        null_keys.append((offset, ts))
+                    findings.append((offset, a))
+        for offset, a in findings:
+            fatal += a.fatal_to_kafka
+            if a.skip is SkipKind.TOMBSTONE:
+                tombstones.append((offset, a.detail))
+            elif a.skip is SkipKind.UNDECODABLE:
+                undecodable.append((offset, a.detail or ""))
+            elif a.skip is SkipKind.LEVEL_RECORD:
+                levels.append((offset, a.detail or ""))
+            elif a.skip is SkipKind.BAD_KEY or a.outcome is Outcome.APPLIED_WITH_BAD_KEY:
+                bad_keys.append((offset, a.detail or ""))
         now = args.now_ms if args.now_ms is not None else (int(time.time() * 1000) if part.records or args.bootstrap_server else last_ts)
         stuck = ins.stuck(now, args.stuck_after_ms)
         overlaps = ins.overlaps()
@@ -259,6 +274,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         lines.append(f"  overlapping live segments: {len(overlaps)}")
         for o in overlaps:
             lines.append(f"    {str_tp(o.partition)} {o.first[0]} [{o.first[1]}..{o.first[2]}] overlaps {o.second[0]} [{o.second[1]}..{o.second[2]}]")
+    bar.close()
     lines.append(f"total: {totals.get('records', 0)} records ({totals.get('nullKey', 0)} null-key, {totals.get('keyed', 0)} keyed, "
                  f"{totals.get('tombstones', 0)} tombstones, {totals.get('undecodable', 0)} undecodable), "
                  f"{totals.get('liveSegments', 0)} live segments in {len(parts)} partition(s)")
@@ -318,9 +334,24 @@ def parse_size(text: str) -> int:
     return int(float(m.group(1)) * UNITS[(m.group(2) or "").upper()])
 
 
+def _live_topic_config(args: argparse.Namespace) -> TopicConfig:
+    cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
+    try:
+        c = cluster.topic_configs([METADATA_TOPIC])[METADATA_TOPIC]
+    finally:
+        cluster.close()
+    return TopicConfig(c["cleanup.policy"], int(c["retention.ms"]), int(c["min.compaction.lag.ms"]),
+                       int(c["delete.retention.ms"]), int(c["segment.ms"]), args.segment_records)
+
+
 def cmd_simulate(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any]:
-    config = TopicConfig(args.cleanup_policy, args.retention_ms, args.min_compaction_lag_ms,
-                         args.delete_retention_ms, args.segment_ms, args.segment_records)
+    if args.topic_configs:
+        if not args.bootstrap_server:
+            raise ValueError("--topic-configs reads the live topic's configs: give --bootstrap-server")
+        config = _live_topic_config(args)
+    else:
+        config = TopicConfig(args.cleanup_policy, args.retention_ms, args.min_compaction_lag_ms,
+                             args.delete_retention_ms, args.segment_ms, args.segment_records)
     lines = [f"compaction model: cleanup.policy={config.cleanup_policy} retention.ms={config.retention_ms} "
              f"min.compaction.lag.ms={config.min_compaction_lag_ms} delete.retention.ms={config.delete_retention_ms} "
              f"segment.ms={config.segment_ms}"]
@@ -403,6 +434,8 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--now-ms", type=int, help="the time to judge at (default: now for a cluster, the last record's for files)")
     sim = sub.add_parser("simulate", help="what compaction keeps now and after a time; the topic's growth over months")
     source(sim)
+    sim.add_argument("--topic-configs", action="store_true", help="model the live topic's own cleanup.policy, retention.ms, "
+                     "min.compaction.lag.ms, delete.retention.ms and segment.ms (with --bootstrap-server)")
     sim.add_argument("--cleanup-policy", default="compact", help="cleanup.policy of the model (default: compact)")
     sim.add_argument("--retention-ms", type=int, default=-1)
     sim.add_argument("--min-compaction-lag-ms", type=int, default=0)
@@ -442,7 +475,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         text, doc = COMMANDS[args.command](args, parts)
     except (ValueError, FileNotFoundError) as e:
         print(f"rlmeta {args.command}: {e}", file=sys.stderr)
-        return 2 if isinstance(e, ValueError) and "give" in str(e) else 1
+        return 2 if isinstance(e, ValueError) and "give " in str(e) else 1
     except _native.RlmetaError as e:
         print(f"rlmeta {args.command}: {e}", file=sys.stderr)
         return 1
