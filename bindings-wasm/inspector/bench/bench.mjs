@@ -4,7 +4,8 @@
 // null-key records of 8 partitions), then RUNS times: a fresh page opened from disk, the file
 // given to the file input (what a drop does: the page's clock starts when it gets the File),
 // and the page's own times read back: first rows shown, every row indexed, summary complete
-// (lifecycles, counts, level), the first compaction preview. Also the module and page sizes.
+// (lifecycles, counts, level), the first compaction preview. Also the module and page sizes, and
+// the machine's load average (other work on the machine slows every number).
 // Not a test: it prints numbers (and writes them to build/bench-inspector/result.json).
 
 import { execFileSync } from 'node:child_process';
@@ -44,7 +45,8 @@ try {
     if (d.state !== 'done' || problems.length) throw new Error(`run ${i}: ${d.state} ${problems.join('; ')}`);
     runs.push({
       rows: Number(d.rows), firstRowsMs: Number(d.firstRowsMs), indexedMs: Number(d.indexedMs),
-      summarizeMs: Number(d.summarizeMs), summaryMs: Number(d.summaryMs), previewMs: Number(d.previewMs), wallMs: Date.now() - wall,
+      summarizeMs: Number(d.summarizeMs), replayedMs: Number(d.replayedMs), lifecyclesMs: Number(d.lifecyclesMs),
+      summaryMs: Number(d.summaryMs), previewMs: Number(d.previewMs), wallMs: Date.now() - wall,
     });
     console.log(`run ${i + 1}: ${JSON.stringify(runs.at(-1))}`);
     await context.close();
@@ -55,8 +57,9 @@ try {
 const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
 const result = {
   file: { bytes: statSync(file).size, records: runs[0].rows }, runs, sizes,
-  median: Object.fromEntries(['firstRowsMs', 'indexedMs', 'summarizeMs', 'summaryMs', 'previewMs'].map((k) => [k, median(k)])),
+  median: Object.fromEntries(['firstRowsMs', 'indexedMs', 'summarizeMs', 'replayedMs', 'lifecyclesMs', 'summaryMs', 'previewMs'].map((k) => [k, median(k)])),
+  loadAverage: (await import('node:os')).loadavg(),
 };
 writeFileSync(join(dir, 'result.json'), `${JSON.stringify(result, null, 2)}\n`);
-console.log(`bench-inspector: ${result.file.bytes} bytes, ${result.file.records} records; median of ${RUNS}: first rows ${result.median.firstRowsMs} ms, all rows ${result.median.indexedMs} ms, summary complete ${result.median.summaryMs} ms (core inspect ${result.median.summarizeMs} ms), compaction preview ${result.median.previewMs} ms`);
+console.log(`bench-inspector: ${result.file.bytes} bytes, ${result.file.records} records; median of ${RUNS}: first rows ${result.median.firstRowsMs} ms, all rows ${result.median.indexedMs} ms, summary complete ${result.median.summaryMs} ms (core inspect ${result.median.summarizeMs} ms, replay in ${result.median.replayedMs} ms, lifecycles drawn in ${result.median.lifecyclesMs} ms), compaction preview ${result.median.previewMs} ms`);
 console.log(`bench-inspector: module ${sizes.module.bytes} B (${sizes.module.gzip} gzip), glue ${sizes.glue.bytes} B (${sizes.glue.gzip} gzip), page ${sizes.page.bytes} B (${sizes.page.gzip} gzip)`);

@@ -138,15 +138,42 @@ function onWorker(m) {
 }
 
 // ------------------------------------------------------------------ files in
-async function openFiles(fileList) {
-  const files = [...fileList];
+/** The metadata partition directory a file came from (`__remote_log_metadata-3`), or ''. */
+const groupOf = (f) => (f.path ?? '').split('/').slice(0, -1).pop() ?? '';
+
+let groups = new Map();
+/** Files of one or more metadata partitions: each partition's files are one log, shown one at a
+ * time (offsets of different partitions overlap). */
+function openFiles(fileList) {
+  const files = [...fileList].map((f) => (f.file ? f : { file: f, path: f.webkitRelativePath || f.name }));
   if (files.length === 0) return;
+  groups = new Map();
+  for (const f of files) {
+    const g = f.file.name.endsWith('.checkpoint') ? '' : groupOf(f);
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g).push(f);
+  }
+  const checkpoints = groups.get('') ?? [];
+  const logs = [...groups.keys()].filter((g) => g !== '').sort();
+  const sel = $('group');
+  if (logs.length > 1) {
+    sel.replaceChildren(...logs.map((g) => el('option', { value: g, text: `${g} (${plural(groups.get(g).length, 'file')})` })));
+    sel.closest('p').hidden = false;
+    sel.onchange = () => openGroup([...groups.get(sel.value), ...checkpoints]);
+    openGroup([...groups.get(logs[0]), ...checkpoints]);
+  } else {
+    sel.closest('p').hidden = true;
+    openGroup(files);
+  }
+}
+
+async function openGroup(files) {
   reset();
   state.t0 = performance.now();
   document.body.dataset.state = 'loading';
   setStatus(`Reading ${plural(files.length, 'file')}…`);
   try {
-    const read = await Promise.all(files.map(async (f) => ({ name: f.webkitRelativePath || f.name, buffer: await f.arrayBuffer() })));
+    const read = await Promise.all(files.map(async (f) => ({ name: f.path, buffer: await f.file.arrayBuffer() })));
     replayer.postMessage({ type: 'open', role: 'replay', files: read }); // a copy
     worker.postMessage({ type: 'open', role: 'index', files: read }, read.map((f) => f.buffer));
   } catch (e) {
@@ -176,14 +203,40 @@ drop.addEventListener('dragover', (e) => {
   drop.classList.add('over');
 });
 drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-drop.addEventListener('drop', (e) => {
+/** Every file under a dropped entry (directories walked), with its path. */
+async function walkEntry(entry, out) {
+  if (entry.isFile) {
+    out.push({ file: await new Promise((ok, fail) => entry.file(ok, fail)), path: entry.fullPath.replace(/^\//, '') });
+  } else if (entry.isDirectory) {
+    const reader = entry.createReader();
+    for (;;) {
+      const batch = await new Promise((ok, fail) => reader.readEntries(ok, fail));
+      if (batch.length === 0) break;
+      for (const e of batch) await walkEntry(e, out);
+    }
+  }
+}
+drop.addEventListener('drop', async (e) => {
   e.preventDefault();
   drop.classList.remove('over');
-  openFiles(e.dataTransfer.files);
+  const entries = [...e.dataTransfer.items].map((i) => i.webkitGetAsEntry?.()).filter(Boolean);
+  if (entries.length && entries.some((x) => x.isDirectory)) {
+    const out = [];
+    try {
+      for (const x of entries) await walkEntry(x, out);
+    } catch (err) {
+      fatal(`Could not read the dropped folder: ${err.message}`);
+      return;
+    }
+    openFiles(out.filter((f) => /\.(log|checkpoint)$/.test(f.path)));
+  } else {
+    openFiles(e.dataTransfer.files);
+  }
 });
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => e.preventDefault());
 $('pick').addEventListener('change', (e) => openFiles(e.target.files));
+$('pick-dir').addEventListener('change', (e) => openFiles([...e.target.files].filter((f) => /\.(log|checkpoint)$/.test(f.name))));
 
 // ------------------------------------------------------------------ rows in
 const COLUMN_TYPES = {
@@ -424,8 +477,12 @@ function applyView() {
   const by = $('sort').value;
   const desc = $('sort-desc').checked;
   if (by !== 'row') {
-    const col = { timestamp: c.timestamps, keySize: c.keySizes, valueSize: c.valueSizes, kind: c.kinds, state: c.states }[by];
-    view = Uint32Array.from(view).sort((a, b) => (col[a] < col[b] ? -1 : col[a] > col[b] ? 1 : a - b));
+    const src = { timestamp: c.timestamps, keySize: c.keySizes, valueSize: c.valueSizes, kind: c.kinds, state: c.states }[by];
+    // Numbers, not bigints, to compare (millisecond timestamps are exact below 2^53); ties keep log order.
+    const key = new Float64Array(view.length);
+    for (let k = 0; k < view.length; k++) key[k] = Number(src[view[k]]);
+    const order = Uint32Array.from(view.keys()).sort((a, b) => key[a] - key[b] || a - b);
+    view = order.map((k) => view[k]);
   }
   if (desc) view = Uint32Array.from(view).reverse();
   state.view = view;

@@ -232,6 +232,30 @@ describe('checkpoints and bad files', () => {
   });
 });
 
+describe('a partition directory', () => {
+  test('a folder of three metadata partitions: one log at a time, chosen by partition', async () => {
+    const dir = 'tests/fixtures/broker/remote_log_metadata';
+    const { page, problems, context } = await openPage(browser);
+    try {
+      await page.setInputFiles('#pick-dir', join(ROOT, dir));
+      await page.waitForSelector('body[data-state="done"]');
+      const options = await page.$$eval('#group option', (os) => os.map((o) => o.value));
+      assert.deepEqual(options, ['__remote_log_metadata-0', '__remote_log_metadata-1', '__remote_log_metadata-2']);
+      for (const p of options) {
+        await page.selectOption('#group', p);
+        await page.waitForFunction(() => document.body.dataset.state === 'done');
+        const rust = rustInspection(`${dir}/${p}/00000000000000000000.log`);
+        assert.equal(await page.getAttribute('body', 'data-rows'), String(dumpRecords(rust.files[0]).length), p);
+        assert.equal(await dd(page, '#summary-list', 'liveSegments'), String(rust.inspection.summary.liveSegments));
+      }
+      assert.deepEqual(problems, []);
+      console.log(`folder: ${options.length} metadata partitions, each as inspect --json says`);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('a million rows and more', () => {
   test('the table scrolls to the last of 1.5M rows past Chromium\'s element-height cap', async () => {
     const file = join(ROOT, 'build/inspector-test/00000000000000000000.log');
