@@ -656,7 +656,7 @@ function showLifecycles() {
   const n = l.ids.length;
   const body = $('lifecycle-table').tBodies[0];
   const rowsHtml = [];
-  const shown = Math.min(n, 5000); // the chart shows them all; the table the first 5000
+  const shown = Math.min(n, 1000); // the chart shows them all; the table the first 1000
   const stepsOf = Array.from({ length: shown }, () => []);
   for (let k = 0; k < l.steps.lifecycle.length; k++) {
     const i = l.steps.lifecycle[k];
@@ -714,6 +714,10 @@ function stepTimes(offsets) {
 }
 
 let plot;
+/** Up to this many lifecycles are drawn: more than the chart has pixel rows is only cost. Marked
+ * ones are always drawn (up to the same number again); the rest evenly sampled. */
+const MAX_DRAWN = 2000;
+
 function drawChart() {
   const l = state.lifecycles;
   const n = l.ids.length;
@@ -724,31 +728,52 @@ function drawChart() {
     box.append(el('p', { class: 'muted', text: 'No segment lifecycles in these files.' }));
     return;
   }
-  const times = stepTimes(l.steps.offset);
+  // Steps come grouped by lifecycle: lifecycle i's are steps starts[i] .. starts[i + 1].
+  const starts = new Uint32Array(n + 1);
+  for (const i of l.steps.lifecycle) starts[i + 1]++;
+  for (let i = 0; i < n; i++) starts[i + 1] += starts[i];
+  const stride = Math.max(1, Math.ceil(n / MAX_DRAWN));
+  const drawn = [];
+  let marked = 0;
+  for (let i = 0; i < n; i++) {
+    if (i % stride === 0) drawn.push(i);
+    else if (l.marks[i] && marked < MAX_DRAWN) {
+      drawn.push(i);
+      marked++;
+    }
+  }
+  const wanted = [];
+  for (const i of drawn) for (let k = starts[i]; k < starts[i + 1]; k++) wanted.push(l.steps.offset[k]);
+  const times = stepTimes(wanted);
+  const stepsOf = new Map();
+  let w = 0;
   let lo = Infinity;
   let hi = -Infinity;
-  for (const s of times) {
-    if (s < lo) lo = s;
-    if (s > hi) hi = s;
+  for (const i of drawn) {
+    const steps = [];
+    for (let k = starts[i]; k < starts[i + 1]; k++, w++) {
+      const t = times[w];
+      if (t < lo) lo = t;
+      if (t > hi) hi = t;
+      steps.push([t, l.steps.state[k]]);
+    }
+    stepsOf.set(i, steps);
   }
-  if (hi <= lo) hi = lo + 1;
+  if (!(hi > lo)) hi = lo + 1;
   const end = hi + (hi - lo) * 0.02;
-  const byLifecycle = Array.from({ length: n }, () => []);
-  for (let k = 0; k < l.steps.lifecycle.length; k++) byLifecycle[l.steps.lifecycle[k]].push([times[k], l.steps.state[k]]);
   const height = Math.min(600, Math.max(160, n * 14 + 60));
   const draw = (u) => {
     const ctx = u.ctx;
     ctx.save();
-    const rowPx = Math.max(1, Math.min(12, (u.bbox.height / n) * 0.7 / devicePixelRatio) * devicePixelRatio);
-    for (let i = 0; i < n; i++) {
-      const steps = byLifecycle[i];
+    const rowPx = Math.max(1, Math.min(12, (u.bbox.height / Math.min(n, MAX_DRAWN)) * 0.7 / devicePixelRatio) * devicePixelRatio);
+    for (const [i, steps] of stepsOf) {
       const y = u.valToPos(i, 'y', true);
       for (let k = 0; k < steps.length; k++) {
-        const [t0, s] = steps[k];
+        const [t0, st] = steps[k];
         const t1 = k + 1 < steps.length ? steps[k + 1][0] : l.now[i] < 0 ? t0 : end;
         const x0 = u.valToPos(t0, 'x', true);
         const x1 = Math.max(x0 + 2 * devicePixelRatio, u.valToPos(t1, 'x', true));
-        ctx.fillStyle = STATE_COLORS[s] ?? '#000';
+        ctx.fillStyle = STATE_COLORS[st] ?? '#000';
         ctx.fillRect(x0, y - rowPx / 2, x1 - x0, rowPx);
       }
       if (l.marks[i]) {
@@ -767,11 +792,12 @@ function drawChart() {
     legend: { show: false },
     cursor: { y: false, drag: { x: true, y: false } },
     scales: { x: { time: true, min: lo, max: end }, y: { auto: false, range: [-0.5, n - 0.5] } },
-    axes: [{}, { label: 'segment', size: 50, values: (u, vals) => vals.map((v) => (Number.isInteger(v) ? String(v) : '')) }],
+    axes: [{}, { label: 'segment', size: 60, values: (u, vals) => vals.map((v) => (Number.isInteger(v) ? String(v) : '')) }],
     series: [{}, { stroke: 'transparent', points: { show: false } }],
     hooks: { draw: [draw] },
   }, [[lo, end], [null, null]], box);
   box.dataset.segments = String(n);
+  if (stride > 1) box.append(el('p', { class: 'muted', text: `${n.toLocaleString('en')} segments: every ${stride}th drawn, and every marked one; drag to zoom in on a time range.` }));
 }
 
 // ------------------------------------------------------------------ compaction preview
