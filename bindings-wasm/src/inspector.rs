@@ -913,10 +913,11 @@ impl SegmentLog {
     fn partition(&mut self, t: &rlmeta::record::TopicIdPartitionEntry<'_>) -> i32 {
         // By id and number first, then the name (no allocation per record).
         let same = self.partition_index.entry((t.id, t.partition)).or_default();
-        if let Some(&i) = same
-            .iter()
-            .find(|&&i| self.partitions.get(i as usize).is_some_and(|p| p.topic == t.name))
-        {
+        if let Some(&i) = same.iter().find(|&&i| {
+            self.partitions
+                .get(i as usize)
+                .is_some_and(|p| p.topic == t.name)
+        }) {
             return i;
         }
         let i = self.partitions.len() as i32;
