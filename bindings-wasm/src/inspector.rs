@@ -464,14 +464,23 @@ impl SegmentLog {
     /// The key texts of the given records (`""` for a null key: tell by `keySizes`).
     #[wasm_bindgen(js_name = keyTexts)]
     pub fn key_texts(&self, rows: Vec<u32>) -> Vec<String> {
+        // Rows of one batch share one parse (and one decompression).
+        let mut cached: Option<(u32, Vec<String>)> = None;
         rows.iter()
             .map(|&row| {
-                self.with_record(row, |_, r| {
-                    r.key
-                        .map(|k| String::from_utf8_lossy(k).into_owned())
-                        .unwrap_or_default()
-                })
-                .unwrap_or_default()
+                let (Some(&b), Some(&nth)) = (
+                    self.batch_of.get(row as usize),
+                    self.index_in_batch.get(row as usize),
+                ) else {
+                    return String::new();
+                };
+                if cached.as_ref().is_none_or(|(cb, _)| *cb != b) {
+                    cached = Some((b, self.batch_keys(b)));
+                }
+                cached
+                    .as_ref()
+                    .and_then(|(_, keys)| keys.get(nth as usize).cloned())
+                    .unwrap_or_default()
             })
             .collect()
     }
@@ -893,6 +902,32 @@ impl SegmentLog {
                 f(row, &r);
             }
         }
+    }
+
+    /// The key texts of every record of batch `b` ('' for a null key).
+    fn batch_keys(&self, b: u32) -> Vec<String> {
+        let Some(row) = self.batches.get(b as usize) else {
+            return Vec::new();
+        };
+        let bytes = self
+            .files
+            .get(row.file as usize)
+            .and_then(|f| f.bytes.get(row.position..));
+        let Some(batch) = bytes.and_then(|bytes| Batch::parse(bytes, row.position, READ).ok())
+        else {
+            return Vec::new();
+        };
+        let Ok(records) = batch.records() else {
+            return Vec::new();
+        };
+        records
+            .map_while(|r| r.ok())
+            .map(|r| {
+                r.key
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+                    .unwrap_or_default()
+            })
+            .collect()
     }
 
     fn with_record<T>(
