@@ -11,6 +11,7 @@
 //! state and verdict; this module only indexes what the core decoded).
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use rlmeta::batch::{Batch, CrcCheck, DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD, ReadOptions};
 use rlmeta::checkpoint::Checkpoint;
@@ -397,10 +398,11 @@ impl SegmentLog {
     pub fn partition_numbers(&self) -> Vec<i32> {
         self.partitions.iter().map(|p| p.partition).collect()
     }
-    /// The segment ids records name.
+    /// The segment ids records name, comma-separated (one string: hundreds of thousands of
+    /// small strings cost more to cross than one; uuids hold no comma).
     #[wasm_bindgen(js_name = segmentIds)]
-    pub fn segment_ids(&self) -> Vec<String> {
-        self.segments.iter().map(Uuid::to_string).collect()
+    pub fn segment_ids(&self) -> String {
+        joined(self.segments.iter().copied())
     }
 
     /// The batch table: per batch its file index, byte position, base and last offsets, count,
@@ -547,9 +549,10 @@ impl SegmentLog {
     /// The lifecycles: per segment its id, user partition (index), offsets range (`hasRange`
     /// says whether a segment record gave it), state now (-1: gone), and marks (bit 1 stuck,
     /// 2 dangling, 4 overlapping).
+    /// Comma-separated, as `segmentIds`.
     #[wasm_bindgen(js_name = lifecycleIds)]
-    pub fn lifecycle_ids(&self) -> Vec<String> {
-        self.lifecycles().iter().map(|l| l.id.to_string()).collect()
+    pub fn lifecycle_ids(&self) -> String {
+        joined(self.lifecycles().iter().map(|l| l.id))
     }
     /// The user partitions of the lifecycles (`lifecyclePartitions` indexes this table), as
     /// `topicId`, topic name and partition number: independent of `index()`, so that a
@@ -745,6 +748,17 @@ impl SegmentLog {
             },
         }
     }
+}
+
+fn joined(ids: impl Iterator<Item = Uuid>) -> String {
+    let mut out = String::new();
+    for (i, id) in ids.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{id}");
+    }
+    out
 }
 
 fn slice<T: Copy>(v: &[T], from: u32, to: u32) -> Vec<T> {

@@ -173,9 +173,12 @@ async function openGroup(files) {
   document.body.dataset.state = 'loading';
   setStatus(`Reading ${plural(files.length, 'file')}…`);
   try {
-    const read = await Promise.all(files.map(async (f) => ({ name: f.path, buffer: await f.file.arrayBuffer() })));
-    replayer.postMessage({ type: 'open', role: 'replay', files: read }); // a copy
-    worker.postMessage({ type: 'open', role: 'index', files: read }, read.map((f) => f.buffer));
+    const read = () => Promise.all(files.map(async (f) => ({ name: f.path, buffer: await f.file.arrayBuffer() })));
+    const first = await read();
+    worker.postMessage({ type: 'open', role: 'index', files: first }, first.map((f) => f.buffer));
+    // The replaying worker reads the files again (no copy on this thread before the first rows).
+    const again = await read();
+    replayer.postMessage({ type: 'open', role: 'replay', files: again }, again.map((f) => f.buffer));
   } catch (e) {
     fatal(`Could not read the files: ${e.message}`);
   }
