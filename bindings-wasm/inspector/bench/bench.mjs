@@ -11,6 +11,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
 import { PAGE, ROOT, launch, openPage } from '../tests/browser.mjs';
@@ -31,6 +32,37 @@ const sizes = {
   glue: size(join(ROOT, 'build/pkg-web/rlmeta_wasm.js')),
   page: size(PAGE),
 };
+
+// The same stages in Node (the nodejs build of the same module), timed in CPU time: what the
+// page's workers need when they have a core each, whatever else the machine runs.
+const rlmeta = await import(pathToFileURL(join(ROOT, 'build/pkg-node/index.mjs')).href);
+const cpu = {};
+{
+  const bytes = new Uint8Array(readFileSync(file));
+  let t = process.cpuUsage();
+  const lap = (k) => {
+    const d = process.cpuUsage(t);
+    cpu[k] = Math.round((d.user + d.system) / 1000);
+    t = process.cpuUsage();
+  };
+  const log = rlmeta.openSegmentLog();
+  log.addFile(file, bytes);
+  log.index(2000);
+  lap('firstRowsMs');
+  log.index();
+  log.columns(0, log.rows());
+  lap('restOfIndexMs');
+  const replay = rlmeta.openSegmentLog();
+  replay.addFile(file, bytes);
+  replay.summarize();
+  replay.summary();
+  replay.lifecycles();
+  lap('replayMs');
+  const last = log.columns(log.rows() - 1, log.rows()).timestamps[0];
+  log.preview({ cleanupPolicy: 'compact', segmentRecords: 1000 }, last + 30n * 86400000n);
+  lap('previewMs');
+  console.log(`cpu time in Node: ${JSON.stringify(cpu)}`);
+}
 
 const browser = await launch();
 const runs = [];
@@ -56,7 +88,7 @@ try {
 }
 const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
 const result = {
-  file: { bytes: statSync(file).size, records: runs[0].rows }, runs, sizes,
+  file: { bytes: statSync(file).size, records: runs[0].rows }, runs, sizes, nodeCpuMs: cpu,
   median: Object.fromEntries(['firstRowsMs', 'indexedMs', 'summarizeMs', 'replayedMs', 'lifecyclesMs', 'summaryMs', 'previewMs'].map((k) => [k, median(k)])),
   loadAverage: (await import('node:os')).loadavg(),
 };
