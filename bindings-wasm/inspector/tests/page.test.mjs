@@ -152,6 +152,12 @@ describe('segment fixtures', () => {
             if (id) assert.equal(decoded.remoteLogSegmentId.id, id);
           }
         }
+        // The rows on screen: consecutive positions from the first, as many as fit (or all).
+        const onScreen = await page.$$eval('#rows .tr', (trs) => trs.filter((t) => getComputedStyle(t).display !== 'none').map((t) => Number(t.dataset.pos)));
+        const first = Number(await page.getAttribute('#rows', 'data-first'));
+        const fit = Math.ceil(480 / 24) + 2; // the scroller's height over a row's, and one more each side
+        const expected = Array.from({ length: Math.min(fit, want.length - first) }, (_, k) => first + k);
+        assert.deepEqual(onScreen, expected, 'rows on screen');
         await page.screenshot({ path: join(ARTIFACTS, `${shotName(path)}.png`), fullPage: true });
         assert.deepEqual(problems, []);
         console.log(`${path}: ${want.length} rows, ${rows.length} lifecycles, ${faults.length} faults, ${picks.length} details as inspect --json says`);
