@@ -83,11 +83,13 @@ INSPECTOR_HTML := $(BUILD)/inspector/index.html
 VITE           := node_modules/.bin/vite
 WASM_URL_EXPR  := new URL('rlmeta_wasm_bg.wasm', import.meta.url)
 
-.PHONY: inspector-build inspector-open
+.PHONY: inspector inspector-build
 
 $(VITE): package.json package-lock.json
 	npm ci --no-audit --no-fund --silent
 	@touch $@
+
+inspector: inspector-build
 
 inspector-build: wasm-build $(VITE)
 	rm -rf $(INSPECTOR_PKG) && cp -r $(WASM_PKG_WEB) $(INSPECTOR_PKG)

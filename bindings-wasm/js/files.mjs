@@ -29,6 +29,8 @@ export const MARK = Object.freeze({ STUCK: 1, DANGLING: 2, OVERLAPPING: 4 });
 /** `preview()` cleanup policies. */
 export const POLICY = Object.freeze({ delete: 0, compact: 1, 'compact,delete': 2 });
 
+/** The module's comma-separated id lists. */
+const split = (s) => (s === '' ? [] : s.split(','));
 const str = (v) => (v === undefined || v === null ? v : v.toString());
 
 function taken(obj, read) {
@@ -75,7 +77,7 @@ export function fileApi(native, call, check) {
         return {
           files: log.fileNames(),
           partitions: ids.map((topicId, i) => ({ topicId, topic: topics[i], partition: numbers[i] })),
-          segmentIds: log.segmentIds(),
+          segmentIds: split(log.segmentIds()),
           batches: {
             file: log.batchFiles(), position: log.batchPositions(), baseOffset: log.batchBaseOffsets(),
             lastOffset: log.batchLastOffsets(), count: log.batchCounts(), codec: log.batchCodecs(),
@@ -122,7 +124,7 @@ export function fileApi(native, call, check) {
         const partitionTable = [];
         for (let i = 0; i < t.length; i += 3) partitionTable.push({ topicId: t[i], topic: t[i + 1], partition: Number(t[i + 2]) });
         return {
-          ids: log.lifecycleIds(), partitionTable, partitions: log.lifecyclePartitions(), ranges: log.lifecycleRanges(),
+          ids: split(log.lifecycleIds()), partitionTable, partitions: log.lifecyclePartitions(), ranges: log.lifecycleRanges(),
           hasRange: log.lifecycleHasRange(), now: log.lifecycleNow(), marks: log.lifecycleMarks(),
           steps: { lifecycle: log.stepLifecycles(), offset: log.stepOffsets(), state: log.stepStates() },
         };

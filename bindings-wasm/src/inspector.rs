@@ -11,6 +11,7 @@
 //! state and verdict; this module only indexes what the core decoded).
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use rlmeta::batch::{Batch, CrcCheck, DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD, ReadOptions};
 use rlmeta::checkpoint::Checkpoint;
@@ -397,10 +398,11 @@ impl SegmentLog {
     pub fn partition_numbers(&self) -> Vec<i32> {
         self.partitions.iter().map(|p| p.partition).collect()
     }
-    /// The segment ids records name.
+    /// The segment ids records name, comma-separated (one string: hundreds of thousands of
+    /// small strings cost more to cross than one; uuids hold no comma).
     #[wasm_bindgen(js_name = segmentIds)]
-    pub fn segment_ids(&self) -> Vec<String> {
-        self.segments.iter().map(Uuid::to_string).collect()
+    pub fn segment_ids(&self) -> String {
+        joined(self.segments.iter().copied())
     }
 
     /// The batch table: per batch its file index, byte position, base and last offsets, count,
@@ -464,14 +466,23 @@ impl SegmentLog {
     /// The key texts of the given records (`""` for a null key: tell by `keySizes`).
     #[wasm_bindgen(js_name = keyTexts)]
     pub fn key_texts(&self, rows: Vec<u32>) -> Vec<String> {
+        // Rows of one batch share one parse (and one decompression).
+        let mut cached: Option<(u32, Vec<String>)> = None;
         rows.iter()
             .map(|&row| {
-                self.with_record(row, |_, r| {
-                    r.key
-                        .map(|k| String::from_utf8_lossy(k).into_owned())
-                        .unwrap_or_default()
-                })
-                .unwrap_or_default()
+                let (Some(&b), Some(&nth)) = (
+                    self.batch_of.get(row as usize),
+                    self.index_in_batch.get(row as usize),
+                ) else {
+                    return String::new();
+                };
+                if cached.as_ref().is_none_or(|(cb, _)| *cb != b) {
+                    cached = Some((b, self.batch_keys(b)));
+                }
+                cached
+                    .as_ref()
+                    .and_then(|(_, keys)| keys.get(nth as usize).cloned())
+                    .unwrap_or_default()
             })
             .collect()
     }
@@ -538,9 +549,10 @@ impl SegmentLog {
     /// The lifecycles: per segment its id, user partition (index), offsets range (`hasRange`
     /// says whether a segment record gave it), state now (-1: gone), and marks (bit 1 stuck,
     /// 2 dangling, 4 overlapping).
+    /// Comma-separated, as `segmentIds`.
     #[wasm_bindgen(js_name = lifecycleIds)]
-    pub fn lifecycle_ids(&self) -> Vec<String> {
-        self.lifecycles().iter().map(|l| l.id.to_string()).collect()
+    pub fn lifecycle_ids(&self) -> String {
+        joined(self.lifecycles().iter().map(|l| l.id))
     }
     /// The user partitions of the lifecycles (`lifecyclePartitions` indexes this table), as
     /// `topicId`, topic name and partition number: independent of `index()`, so that a
@@ -738,6 +750,17 @@ impl SegmentLog {
     }
 }
 
+fn joined(ids: impl Iterator<Item = Uuid>) -> String {
+    let mut out = String::new();
+    for (i, id) in ids.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{id}");
+    }
+    out
+}
+
 fn slice<T: Copy>(v: &[T], from: u32, to: u32) -> Vec<T> {
     let to = (to as usize).min(v.len());
     let from = (from as usize).min(to);
@@ -895,6 +918,32 @@ impl SegmentLog {
         }
     }
 
+    /// The key texts of every record of batch `b` ('' for a null key).
+    fn batch_keys(&self, b: u32) -> Vec<String> {
+        let Some(row) = self.batches.get(b as usize) else {
+            return Vec::new();
+        };
+        let bytes = self
+            .files
+            .get(row.file as usize)
+            .and_then(|f| f.bytes.get(row.position..));
+        let Some(batch) = bytes.and_then(|bytes| Batch::parse(bytes, row.position, READ).ok())
+        else {
+            return Vec::new();
+        };
+        let Ok(records) = batch.records() else {
+            return Vec::new();
+        };
+        records
+            .map_while(|r| r.ok())
+            .map(|r| {
+                r.key
+                    .map(|k| String::from_utf8_lossy(k).into_owned())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
     fn with_record<T>(
         &self,
         row: u32,
@@ -913,10 +962,11 @@ impl SegmentLog {
     fn partition(&mut self, t: &rlmeta::record::TopicIdPartitionEntry<'_>) -> i32 {
         // By id and number first, then the name (no allocation per record).
         let same = self.partition_index.entry((t.id, t.partition)).or_default();
-        if let Some(&i) = same
-            .iter()
-            .find(|&&i| self.partitions.get(i as usize).is_some_and(|p| p.topic == t.name))
-        {
+        if let Some(&i) = same.iter().find(|&&i| {
+            self.partitions
+                .get(i as usize)
+                .is_some_and(|p| p.topic == t.name)
+        }) {
             return i;
         }
         let i = self.partitions.len() as i32;

@@ -56,6 +56,7 @@ describe('segment files', () => {
           if (c.segmentOf[i] >= 0) assert.equal(tables.segmentIds[c.segmentOf[i]], (v.record.remoteLogSegmentId?.id ?? v.record.segmentId));
         }
       });
+      assert.deepEqual(log.keyTexts([...Array(n).keys()].reverse()), want.map((r) => r.key ?? '').reverse(), 'key texts');
       const keyed = want.filter((r) => r.key?.includes(':UPDATE')).length;
       assert.equal(log.keysContaining(':UPDATE').length, keyed);
 

@@ -138,17 +138,47 @@ function onWorker(m) {
 }
 
 // ------------------------------------------------------------------ files in
-async function openFiles(fileList) {
-  const files = [...fileList];
+/** The metadata partition directory a file came from (`__remote_log_metadata-3`), or ''. */
+const groupOf = (f) => (f.path ?? '').split('/').slice(0, -1).pop() ?? '';
+
+let groups = new Map();
+/** Files of one or more metadata partitions: each partition's files are one log, shown one at a
+ * time (offsets of different partitions overlap). */
+function openFiles(fileList) {
+  const files = [...fileList].map((f) => (f.file ? f : { file: f, path: f.webkitRelativePath || f.name }));
   if (files.length === 0) return;
+  groups = new Map();
+  for (const f of files) {
+    const g = f.file.name.endsWith('.checkpoint') ? '' : groupOf(f);
+    if (!groups.has(g)) groups.set(g, []);
+    groups.get(g).push(f);
+  }
+  const checkpoints = groups.get('') ?? [];
+  const logs = [...groups.keys()].filter((g) => g !== '').sort();
+  const sel = $('group');
+  if (logs.length > 1) {
+    sel.replaceChildren(...logs.map((g) => el('option', { value: g, text: `${g} (${plural(groups.get(g).length, 'file')})` })));
+    sel.closest('p').hidden = false;
+    sel.onchange = () => openGroup([...groups.get(sel.value), ...checkpoints]);
+    openGroup([...groups.get(logs[0]), ...checkpoints]);
+  } else {
+    sel.closest('p').hidden = true;
+    openGroup(files);
+  }
+}
+
+async function openGroup(files) {
   reset();
   state.t0 = performance.now();
   document.body.dataset.state = 'loading';
   setStatus(`Reading ${plural(files.length, 'file')}…`);
   try {
-    const read = await Promise.all(files.map(async (f) => ({ name: f.webkitRelativePath || f.name, buffer: await f.arrayBuffer() })));
-    replayer.postMessage({ type: 'open', role: 'replay', files: read }); // a copy
-    worker.postMessage({ type: 'open', role: 'index', files: read }, read.map((f) => f.buffer));
+    const read = () => Promise.all(files.map(async (f) => ({ name: f.path, buffer: await f.file.arrayBuffer() })));
+    const first = await read();
+    worker.postMessage({ type: 'open', role: 'index', files: first }, first.map((f) => f.buffer));
+    // The replaying worker reads the files again (no copy on this thread before the first rows).
+    const again = await read();
+    replayer.postMessage({ type: 'open', role: 'replay', files: again }, again.map((f) => f.buffer));
   } catch (e) {
     fatal(`Could not read the files: ${e.message}`);
   }
@@ -176,14 +206,40 @@ drop.addEventListener('dragover', (e) => {
   drop.classList.add('over');
 });
 drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-drop.addEventListener('drop', (e) => {
+/** Every file under a dropped entry (directories walked), with its path. */
+async function walkEntry(entry, out) {
+  if (entry.isFile) {
+    out.push({ file: await new Promise((ok, fail) => entry.file(ok, fail)), path: entry.fullPath.replace(/^\//, '') });
+  } else if (entry.isDirectory) {
+    const reader = entry.createReader();
+    for (;;) {
+      const batch = await new Promise((ok, fail) => reader.readEntries(ok, fail));
+      if (batch.length === 0) break;
+      for (const e of batch) await walkEntry(e, out);
+    }
+  }
+}
+drop.addEventListener('drop', async (e) => {
   e.preventDefault();
   drop.classList.remove('over');
-  openFiles(e.dataTransfer.files);
+  const entries = [...e.dataTransfer.items].map((i) => i.webkitGetAsEntry?.()).filter(Boolean);
+  if (entries.length && entries.some((x) => x.isDirectory)) {
+    const out = [];
+    try {
+      for (const x of entries) await walkEntry(x, out);
+    } catch (err) {
+      fatal(`Could not read the dropped folder: ${err.message}`);
+      return;
+    }
+    openFiles(out.filter((f) => /\.(log|checkpoint)$/.test(f.path)));
+  } else {
+    openFiles(e.dataTransfer.files);
+  }
 });
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => e.preventDefault());
 $('pick').addEventListener('change', (e) => openFiles(e.target.files));
+$('pick-dir').addEventListener('change', (e) => openFiles([...e.target.files].filter((f) => /\.(log|checkpoint)$/.test(f.name))));
 
 // ------------------------------------------------------------------ rows in
 const COLUMN_TYPES = {
@@ -424,8 +480,12 @@ function applyView() {
   const by = $('sort').value;
   const desc = $('sort-desc').checked;
   if (by !== 'row') {
-    const col = { timestamp: c.timestamps, keySize: c.keySizes, valueSize: c.valueSizes, kind: c.kinds, state: c.states }[by];
-    view = Uint32Array.from(view).sort((a, b) => (col[a] < col[b] ? -1 : col[a] > col[b] ? 1 : a - b));
+    const src = { timestamp: c.timestamps, keySize: c.keySizes, valueSize: c.valueSizes, kind: c.kinds, state: c.states }[by];
+    // Numbers, not bigints, to compare (millisecond timestamps are exact below 2^53); ties keep log order.
+    const key = new Float64Array(view.length);
+    for (let k = 0; k < view.length; k++) key[k] = Number(src[view[k]]);
+    const order = Uint32Array.from(view.keys()).sort((a, b) => key[a] - key[b] || a - b);
+    view = order.map((k) => view[k]);
   }
   if (desc) view = Uint32Array.from(view).reverse();
   state.view = view;
@@ -599,7 +659,7 @@ function showLifecycles() {
   const n = l.ids.length;
   const body = $('lifecycle-table').tBodies[0];
   const rowsHtml = [];
-  const shown = Math.min(n, 5000); // the chart shows them all; the table the first 5000
+  const shown = Math.min(n, 1000); // the chart shows them all; the table the first 1000
   const stepsOf = Array.from({ length: shown }, () => []);
   for (let k = 0; k < l.steps.lifecycle.length; k++) {
     const i = l.steps.lifecycle[k];
@@ -657,6 +717,10 @@ function stepTimes(offsets) {
 }
 
 let plot;
+/** Up to this many lifecycles are drawn: more than the chart has pixel rows is only cost. Marked
+ * ones are always drawn (up to the same number again); the rest evenly sampled. */
+const MAX_DRAWN = 2000;
+
 function drawChart() {
   const l = state.lifecycles;
   const n = l.ids.length;
@@ -667,31 +731,52 @@ function drawChart() {
     box.append(el('p', { class: 'muted', text: 'No segment lifecycles in these files.' }));
     return;
   }
-  const times = stepTimes(l.steps.offset);
+  // Steps come grouped by lifecycle: lifecycle i's are steps starts[i] .. starts[i + 1].
+  const starts = new Uint32Array(n + 1);
+  for (const i of l.steps.lifecycle) starts[i + 1]++;
+  for (let i = 0; i < n; i++) starts[i + 1] += starts[i];
+  const stride = Math.max(1, Math.ceil(n / MAX_DRAWN));
+  const drawn = [];
+  let marked = 0;
+  for (let i = 0; i < n; i++) {
+    if (i % stride === 0) drawn.push(i);
+    else if (l.marks[i] && marked < MAX_DRAWN) {
+      drawn.push(i);
+      marked++;
+    }
+  }
+  const wanted = [];
+  for (const i of drawn) for (let k = starts[i]; k < starts[i + 1]; k++) wanted.push(l.steps.offset[k]);
+  const times = stepTimes(wanted);
+  const stepsOf = new Map();
+  let w = 0;
   let lo = Infinity;
   let hi = -Infinity;
-  for (const s of times) {
-    if (s < lo) lo = s;
-    if (s > hi) hi = s;
+  for (const i of drawn) {
+    const steps = [];
+    for (let k = starts[i]; k < starts[i + 1]; k++, w++) {
+      const t = times[w];
+      if (t < lo) lo = t;
+      if (t > hi) hi = t;
+      steps.push([t, l.steps.state[k]]);
+    }
+    stepsOf.set(i, steps);
   }
-  if (hi <= lo) hi = lo + 1;
+  if (!(hi > lo)) hi = lo + 1;
   const end = hi + (hi - lo) * 0.02;
-  const byLifecycle = Array.from({ length: n }, () => []);
-  for (let k = 0; k < l.steps.lifecycle.length; k++) byLifecycle[l.steps.lifecycle[k]].push([times[k], l.steps.state[k]]);
   const height = Math.min(600, Math.max(160, n * 14 + 60));
   const draw = (u) => {
     const ctx = u.ctx;
     ctx.save();
-    const rowPx = Math.max(1, Math.min(12, (u.bbox.height / n) * 0.7 / devicePixelRatio) * devicePixelRatio);
-    for (let i = 0; i < n; i++) {
-      const steps = byLifecycle[i];
+    const rowPx = Math.max(1, Math.min(12, (u.bbox.height / Math.min(n, MAX_DRAWN)) * 0.7 / devicePixelRatio) * devicePixelRatio);
+    for (const [i, steps] of stepsOf) {
       const y = u.valToPos(i, 'y', true);
       for (let k = 0; k < steps.length; k++) {
-        const [t0, s] = steps[k];
+        const [t0, st] = steps[k];
         const t1 = k + 1 < steps.length ? steps[k + 1][0] : l.now[i] < 0 ? t0 : end;
         const x0 = u.valToPos(t0, 'x', true);
         const x1 = Math.max(x0 + 2 * devicePixelRatio, u.valToPos(t1, 'x', true));
-        ctx.fillStyle = STATE_COLORS[s] ?? '#000';
+        ctx.fillStyle = STATE_COLORS[st] ?? '#000';
         ctx.fillRect(x0, y - rowPx / 2, x1 - x0, rowPx);
       }
       if (l.marks[i]) {
@@ -710,11 +795,12 @@ function drawChart() {
     legend: { show: false },
     cursor: { y: false, drag: { x: true, y: false } },
     scales: { x: { time: true, min: lo, max: end }, y: { auto: false, range: [-0.5, n - 0.5] } },
-    axes: [{}, { label: 'segment', size: 50, values: (u, vals) => vals.map((v) => (Number.isInteger(v) ? String(v) : '')) }],
+    axes: [{}, { label: 'segment', size: 60, values: (u, vals) => vals.map((v) => (Number.isInteger(v) ? String(v) : '')) }],
     series: [{}, { stroke: 'transparent', points: { show: false } }],
     hooks: { draw: [draw] },
   }, [[lo, end], [null, null]], box);
   box.dataset.segments = String(n);
+  if (stride > 1) box.append(el('p', { class: 'muted', text: `${n.toLocaleString('en')} segments: every ${stride}th drawn, and every marked one; drag to zoom in on a time range.` }));
 }
 
 // ------------------------------------------------------------------ compaction preview

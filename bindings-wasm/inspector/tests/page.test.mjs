@@ -152,6 +152,12 @@ describe('segment fixtures', () => {
             if (id) assert.equal(decoded.remoteLogSegmentId.id, id);
           }
         }
+        // The rows on screen: consecutive positions from the first, as many as fit (or all).
+        const onScreen = await page.$$eval('#rows .tr', (trs) => trs.filter((t) => getComputedStyle(t).display !== 'none').map((t) => Number(t.dataset.pos)));
+        const first = Number(await page.getAttribute('#rows', 'data-first'));
+        const fit = Math.ceil(480 / 24) + 2; // the scroller's height over a row's, and one more each side
+        const expected = Array.from({ length: Math.min(fit, want.length - first) }, (_, k) => first + k);
+        assert.deepEqual(onScreen, expected, 'rows on screen');
         await page.screenshot({ path: join(ARTIFACTS, `${shotName(path)}.png`), fullPage: true });
         assert.deepEqual(problems, []);
         console.log(`${path}: ${want.length} rows, ${rows.length} lifecycles, ${faults.length} faults, ${picks.length} details as inspect --json says`);
@@ -226,6 +232,30 @@ describe('checkpoints and bad files', () => {
       assert.equal(await page.$$eval('.checkpoint', (c) => c.length), 1);
       assert.deepEqual(problems, []);
       console.log('drop: a segment and a checkpoint read together');
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('a partition directory', () => {
+  test('a folder of three metadata partitions: one log at a time, chosen by partition', async () => {
+    const dir = 'tests/fixtures/broker/remote_log_metadata';
+    const { page, problems, context } = await openPage(browser);
+    try {
+      await page.setInputFiles('#pick-dir', join(ROOT, dir));
+      await page.waitForSelector('body[data-state="done"]');
+      const options = await page.$$eval('#group option', (os) => os.map((o) => o.value));
+      assert.deepEqual(options, ['__remote_log_metadata-0', '__remote_log_metadata-1', '__remote_log_metadata-2']);
+      for (const p of options) {
+        await page.selectOption('#group', p);
+        await page.waitForFunction(() => document.body.dataset.state === 'done');
+        const rust = rustInspection(`${dir}/${p}/00000000000000000000.log`);
+        assert.equal(await page.getAttribute('body', 'data-rows'), String(dumpRecords(rust.files[0]).length), p);
+        assert.equal(await dd(page, '#summary-list', 'liveSegments'), String(rust.inspection.summary.liveSegments));
+      }
+      assert.deepEqual(problems, []);
+      console.log(`folder: ${options.length} metadata partitions, each as inspect --json says`);
     } finally {
       await context.close();
     }

@@ -63,3 +63,19 @@ const wrong: number = fields.endOffset;
 void wrong;
 // @ts-expect-error no such error kind
 errorCodes().no_such_kind;
+
+// Whole files.
+import { openSegmentLog, openCheckpoint, KIND, type Columns, type InspectionSummary, type CheckpointInfo } from '../../../build/pkg-node/index.mjs';
+const log = openSegmentLog();
+log.addFile('00000000000000000000.log', bytes);
+const done: boolean = log.index(1000);
+const cols: Columns = log.columns(0, log.rows());
+const firstOffset: bigint | undefined = cols.offsets[0];
+const isSegment: boolean = cols.kinds[0] === KIND.SEGMENT;
+log.summarize();
+const summary: InspectionSummary = log.summary();
+const lost: number = log.preview({ cleanupPolicy: 'compact', segmentRecords: 1000 }, 1796000000000n).lost.length;
+const cp: CheckpointInfo = openCheckpoint(bytes);
+void [done, firstOffset, isSegment, summary.level, lost, cp.remoteLogMetadataVersion];
+// @ts-expect-error no such cleanup policy
+log.preview({ cleanupPolicy: 'shred' }, 0);
