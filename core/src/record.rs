@@ -637,7 +637,8 @@ fn read_snapshot<'a>(
 pub(crate) struct PlainPartition<'a> {
     pub(crate) topic_id: Uuid,
     pub(crate) partition: i32,
-    pub(crate) name: &'a str,
+    /// The topic name: always UTF-8 (checked), kept as bytes.
+    pub(crate) name: &'a [u8],
 }
 
 /// A segment or update value as replay needs it, read by [`read_plain`] without building a
@@ -688,17 +689,25 @@ pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
     if !(0..=HIGHEST_VERSION).contains(&version) || !(0..=1).contains(&api_key) {
         return None;
     }
-    let seg = read_segment_id(r, version).ok()?;
-    let (tip, id) = (&seg.topic_id_partition, seg.id);
-    if !seg.unknown_tagged_fields.is_empty() || !tip.unknown_tagged_fields.is_empty() {
+    // RemoteLogSegmentIdEntry { TopicIdPartitionEntry { name, id, partition }, id }, as
+    // read_segment_id reads it (nested versions 0 and 1 are readable), each with no tags.
+    let name = r.compact_str_bytes(SEGMENT_TIP[1]).ok()?;
+    // Every ASCII name is UTF-8, and checking that is far cheaper than from_utf8.
+    if !name.is_ascii() && std::str::from_utf8(name).is_err() {
         return None;
     }
-    let Cow::Borrowed(name) = tip.name else {
+    let topic_id = r.uuid(SEGMENT_TIP[2]).ok()?;
+    let partition = r.i32(SEGMENT_TIP[3]).ok()?;
+    if r.uvarint(SEGMENT_TIP[4]).ok()? != 0 {
         return None;
-    };
+    }
+    let id = r.uuid("remoteLogSegmentId.id").ok()?;
+    if r.uvarint("remoteLogSegmentId._tags").ok()? != 0 {
+        return None;
+    }
     let part = PlainPartition {
-        topic_id: tip.id,
-        partition: tip.partition,
+        topic_id,
+        partition,
         name,
     };
     let plain = if api_key == 0 {
@@ -1321,7 +1330,7 @@ mod plain_tests {
             Cow::Borrowed(name) => Some(PlainPartition {
                 topic_id: t.id,
                 partition: t.partition,
-                name,
+                name: name.as_bytes(),
             }),
             Cow::Owned(_) => None,
         };

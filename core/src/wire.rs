@@ -173,6 +173,22 @@ impl<'a> Reader<'a> {
     /// bytes that are not UTF-8, which Java would silently replace.
     #[inline]
     pub fn compact_str(&mut self, field: &str) -> Result<&'a str> {
+        let bytes = self.compact_str_bytes(field)?;
+        let data_at = self.pos - bytes.len();
+        std::str::from_utf8(bytes).map_err(|e| {
+            Error::at(
+                ErrorKind::InvalidUtf8,
+                data_at + e.valid_up_to(),
+                field,
+                "string is not valid UTF-8",
+            )
+        })
+    }
+
+    /// The bytes of a non-nullable compact string, with every check of [`Reader::compact_str`]
+    /// but the UTF-8 one (for a caller that checks it more cheaply).
+    #[inline]
+    pub fn compact_str_bytes(&mut self, field: &str) -> Result<&'a [u8]> {
         let at = self.pos;
         let len = match self.compact_len(field)? {
             None => {
@@ -193,16 +209,7 @@ impl<'a> Reader<'a> {
             }
             Some(n) => n,
         };
-        let data_at = self.pos;
-        let bytes = self.take(len, field)?;
-        std::str::from_utf8(bytes).map_err(|e| {
-            Error::at(
-                ErrorKind::InvalidUtf8,
-                data_at + e.valid_up_to(),
-                field,
-                "string is not valid UTF-8",
-            )
-        })
+        self.take(len, field)
     }
 
     /// Compact nullable bytes.

@@ -44,10 +44,6 @@ impl EpochState {
     fn remove_unreferenced(&mut self, id: Uuid) {
         if !self.unreferenced.is_empty() {
             self.unreferenced.retain(|u| *u != id);
-            if self.unreferenced.is_empty() {
-                // A finished epoch keeps no empty buffer.
-                self.unreferenced = Vec::new();
-            }
         }
     }
 

@@ -140,31 +140,32 @@ struct Partitions {
 }
 
 impl Partitions {
-    fn get(&self, topic_id: Uuid, partition: i32, name: &str) -> Option<&Slot> {
+    fn get(&self, topic_id: Uuid, partition: i32, name: &[u8]) -> Option<&Slot> {
         self.by_id
             .get(&(topic_id, partition))?
             .iter()
-            .find(|(tp, _)| tp.topic == name)
+            .find(|(tp, _)| tp.topic.as_bytes() == name)
             .map(|(_, s)| s)
     }
 
-    fn get_mut(&mut self, topic_id: Uuid, partition: i32, name: &str) -> Option<&mut Slot> {
+    fn get_mut(&mut self, topic_id: Uuid, partition: i32, name: &[u8]) -> Option<&mut Slot> {
         self.by_id
             .get_mut(&(topic_id, partition))?
             .iter_mut()
-            .find(|(tp, _)| tp.topic == name)
+            .find(|(tp, _)| tp.topic.as_bytes() == name)
             .map(|(_, s)| s)
     }
 
     /// The slot, created (Kafka's `maybeLoadPartition`) if the partition was never seen.
-    fn load(&mut self, topic_id: Uuid, partition: i32, name: &str) -> &mut Slot {
+    /// `name` is UTF-8 (a `str`'s bytes, or checked by `read_plain`).
+    fn load(&mut self, topic_id: Uuid, partition: i32, name: &[u8]) -> &mut Slot {
         let list = self.by_id.entry((topic_id, partition)).or_default();
-        let i = match list.iter().position(|(tp, _)| tp.topic == name) {
+        let i = match list.iter().position(|(tp, _)| tp.topic.as_bytes() == name) {
             Some(i) => i,
             None => {
                 let tp = TopicIdPartition {
                     topic_id,
-                    topic: name.to_owned(),
+                    topic: String::from_utf8_lossy(name).into_owned(),
                     partition,
                 };
                 list.push((
@@ -208,7 +209,8 @@ impl Store {
     /// Kafka's `maybeLoadPartition`: start holding a user partition (no-op if already held or
     /// deleted).
     pub fn load_partition(&mut self, tp: &TopicIdPartition) {
-        self.partitions.load(tp.topic_id, tp.partition, &tp.topic);
+        self.partitions
+            .load(tp.topic_id, tp.partition, tp.topic.as_bytes());
     }
 
     /// Marks a user partition initialized (replay has caught up), loading it first if needed.
@@ -216,7 +218,7 @@ impl Store {
     pub fn mark_initialized(&mut self, tp: &TopicIdPartition) -> bool {
         match self
             .partitions
-            .load(tp.topic_id, tp.partition, &tp.topic)
+            .load(tp.topic_id, tp.partition, tp.topic.as_bytes())
             .cache
             .as_mut()
         {
@@ -473,7 +475,7 @@ impl Store {
         let part = PlainPartition {
             topic_id: entry.id,
             partition: entry.partition,
-            name: &entry.name,
+            name: entry.name.as_bytes(),
         };
         // The metadata and update are built before the partition is looked at: `validate`
         // has run, so building them cannot fail.
@@ -524,7 +526,10 @@ impl Store {
 
     /// A tombstone: the key now holds nothing.
     fn forget_key(&mut self, k: &RecordKey) {
-        let Some(slot) = self.partitions.get_mut(k.topic_id, k.partition, &k.topic) else {
+        let Some(slot) = self
+            .partitions
+            .get_mut(k.topic_id, k.partition, k.topic.as_bytes())
+        else {
             return;
         };
         let pair = (k.end_offset, k.broker_leader_epoch);
@@ -544,7 +549,9 @@ impl Store {
 
     /// A keyed record: its key now holds this value.
     fn hold_key(&mut self, k: &RecordKey, v: &Value<'_>) {
-        let slot = self.partitions.load(k.topic_id, k.partition, &k.topic);
+        let slot = self
+            .partitions
+            .load(k.topic_id, k.partition, k.topic.as_bytes());
         let pair = (k.end_offset, k.broker_leader_epoch);
         let h = slot.keys.entry(pair).or_default();
         match &v.record {
@@ -571,13 +578,14 @@ impl Store {
     }
 
     pub(crate) fn slot(&self, tp: &TopicIdPartition) -> Option<&Slot> {
-        self.partitions.get(tp.topic_id, tp.partition, &tp.topic)
+        self.partitions
+            .get(tp.topic_id, tp.partition, tp.topic.as_bytes())
     }
 
     fn cache(&self, tp: &TopicIdPartition) -> Result<&PartitionCache> {
         let cache = self
             .partitions
-            .get(tp.topic_id, tp.partition, &tp.topic)
+            .get(tp.topic_id, tp.partition, tp.topic.as_bytes())
             .and_then(|s| s.cache.as_ref())
             .ok_or_else(|| {
                 Error::new(
@@ -645,7 +653,7 @@ impl Store {
     /// The latest partition-delete event of a partition still held.
     pub fn partition_delete(&self, tp: &TopicIdPartition) -> Option<&PartitionDelete> {
         self.partitions
-            .get(tp.topic_id, tp.partition, &tp.topic)?
+            .get(tp.topic_id, tp.partition, tp.topic.as_bytes())?
             .delete
             .as_ref()
     }
@@ -654,7 +662,7 @@ impl Store {
     pub fn orphans(&self, tp: &TopicIdPartition) -> Vec<&Orphan> {
         let mut out: Vec<_> = self
             .partitions
-            .get(tp.topic_id, tp.partition, &tp.topic)
+            .get(tp.topic_id, tp.partition, tp.topic.as_bytes())
             .map(|s| s.orphans.values().collect())
             .unwrap_or_default();
         out.sort_by_key(|o| o.offset);
@@ -676,7 +684,7 @@ impl Store {
     /// A partition's cache regardless of initialization (for inspection tools).
     pub fn partition_cache(&self, tp: &TopicIdPartition) -> Option<&PartitionCache> {
         self.partitions
-            .get(tp.topic_id, tp.partition, &tp.topic)?
+            .get(tp.topic_id, tp.partition, tp.topic.as_bytes())?
             .cache
             .as_ref()
     }
@@ -686,7 +694,7 @@ impl Store {
 fn owned(part: PlainPartition<'_>) -> TopicIdPartition {
     TopicIdPartition {
         topic_id: part.topic_id,
-        topic: part.name.to_owned(),
+        topic: String::from_utf8_lossy(part.name).into_owned(),
         partition: part.partition,
     }
 }
