@@ -5,14 +5,17 @@
 #   jni-test  the Java library (bindings-c/java, Maven + JUnit 5) over the same shared library,
 #             under -Xcheck:jni, on every vector file; the replay vectors and the write-plan
 #             scripts (tests/plans) through MetadataStore, checked against Kafka 4.4.0's own store.
-# Both rebuild only what changed and print one line per step.
+#   bench-jni the JNI cost per record of a batched MetadataStore.apply (a benchmark, not a test):
+#             the Java figure (release library, no -Xcheck:jni) and the core alone on the same
+#             bytes (bindings-c/benches/apply.rs); docs/BENCHMARKS.md has the numbers.
+# Both tests rebuild only what changed and print one line per step.
 
 C_LIBDIR      := target/debug
 C_BUILD       := $(BUILD)/c
 C_CC          ?= gcc
 C_CXX         ?= g++
 C_CFLAGS      := -std=c11 -Wall -Wextra -Werror -g -Ibindings-c/include
-C_TEST_SRC    := bindings-c/tests/test_rlmeta.c bindings-c/tests/json.c
+C_TEST_SRC    := bindings-c/tests/test_rlmeta.c bindings-c/tests/test_store.c bindings-c/tests/json.c
 C_DYN_LINK    := -L$(C_LIBDIR) -lrlmeta_c -Wl,-rpath,'$$ORIGIN/../../$(C_LIBDIR)'
 # from: cargo rustc -p rlmeta-c --crate-type staticlib -- --print native-static-libs
 C_STATIC_LINK := $(C_LIBDIR)/librlmeta_c.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
@@ -31,7 +34,7 @@ define c_run
 	  echo "$(2): $$(printf '%s\n' "$$out" | tail -n 1)"
 endef
 
-.PHONY: c-build c-header-check c-test c-example jni-test
+.PHONY: c-build c-header-check c-test c-example jni-test bench-jni
 
 c-build:
 	@$(CARGO) build -q -p rlmeta-c
@@ -81,5 +84,18 @@ jni-test: c-build | $(C_BUILD)
 	  echo "FAILED: jni-test: the JVM wrote to the test channel (a -Xcheck:jni warning?)"; exit 1; }
 	@awk -F'[:,] *' '/^Tests run:/ { run += $$2; fail += $$4 + $$6; skip += $$8 } \
 	  END { printf "jni-test: %d passed, %d failed, %d skipped\n", run - fail - skip, fail, skip }' $(JAVA_REPORTS)/*.txt
+
+BENCH_JNI_DIR     := $(BUILD)/bench/jni
+BENCH_JNI_BATCH   ?= 500
+BENCH_JNI_ROUNDS  ?= 20
+
+# The release library is loaded by path (the antrun copy into the test jar is skipped, so
+# jni-test keeps its debug library).
+bench-jni: | $(BUILD)
+	@$(CARGO) build -q --release -p rlmeta-c
+	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never test-compile -Dmaven.antrun.skip=true
+	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
+	  -Dexec.args="-cp %classpath -Drlmeta.library.path=$(CURDIR)/target/release/librlmeta_c.so dev.rlmeta.bench.ApplyBenchmark $(CURDIR)/$(BENCH_JNI_DIR) $(BENCH_JNI_BATCH) $(BENCH_JNI_ROUNDS)"
+	@RLMETA_BENCH_DIR=$(CURDIR)/$(BENCH_JNI_DIR) $(CARGO) bench -q -p rlmeta-c --bench apply -- $(BENCH_JNI_BATCH) $(BENCH_JNI_ROUNDS)
 
 BINDING_TESTS += c-test jni-test

@@ -13,7 +13,8 @@
  *    is reported as RLMETA_INTERNAL.
  *  - There is no global state: every function may be called from any thread, concurrently.
  *  - Record values cross as JSON text {"apiKey", "version", "record"} (the vectors README, §1);
- *    64-bit numbers in it are exact.
+ *    64-bit numbers in it are exact. The store (rlmeta_store_*) takes and gives record bytes
+ *    instead: Kafka's serde values, topic ids as two 64-bit halves, a poll batch in one call.
  */
 
 #ifndef RLMETA_H
@@ -128,11 +129,98 @@
 #define RLMETA_INTERNAL 99
 
 /**
+ * Kafka's cache applied the record.
+ */
+#define RLMETA_OUTCOME_APPLIED 0
+
+/**
+ * An update whose segment record is missing, kept as an orphan.
+ */
+#define RLMETA_OUTCOME_ORPHANED 1
+
+/**
+ * Applied, but the key does not belong to the value.
+ */
+#define RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY 2
+
+/**
+ * A null value (a KIP-1266 tombstone).
+ */
+#define RLMETA_OUTCOME_TOMBSTONE 3
+
+/**
+ * A value that does not decode or that Kafka's object checks refuse.
+ */
+#define RLMETA_OUTCOME_UNDECODABLE 4
+
+/**
+ * A snapshot record (api key 3).
+ */
+#define RLMETA_OUTCOME_SNAPSHOT_RECORD 5
+
+/**
+ * A key that is neither null nor a KIP-1266 key of the value.
+ */
+#define RLMETA_OUTCOME_BAD_KEY 6
+
+/**
+ * Kafka's cache logged and dropped the event (an illegal state transition).
+ */
+#define RLMETA_OUTCOME_DROPPED 7
+
+/**
+ * The user partition was deleted by DELETE_PARTITION_FINISHED.
+ */
+#define RLMETA_OUTCOME_PARTITION_DELETED 8
+
+/**
+ * Not after the last record applied for its user partition (a re-delivery).
+ */
+#define RLMETA_OUTCOME_ALREADY_APPLIED 9
+
+/**
+ * The level record of `remote.log.metadata.version`, carrying level 0.
+ */
+#define RLMETA_OUTCOME_LEVEL_0 10
+
+/**
+ * The level record, carrying level 1.
+ */
+#define RLMETA_OUTCOME_LEVEL_1 11
+
+/**
+ * The level record, carrying level 2.
+ */
+#define RLMETA_OUTCOME_LEVEL_2 12
+
+/**
+ * The level record, carrying no valid level.
+ */
+#define RLMETA_OUTCOME_LEVEL_INVALID 13
+
+/**
+ * Kafka's cache throws on the event (it stops a stock broker's consumer); nothing applied.
+ */
+#define RLMETA_OUTCOME_REJECTED 14
+
+/**
+ * `rlmeta_store_highest_offset_for_epoch` when the epoch has no offset (Java's Long.MIN_VALUE).
+ */
+#define RLMETA_NO_OFFSET INT64_MIN
+
+/**
  * An error returned by an rlmeta function: its code, kind, message and position. Opaque; read
  * it with the `rlmeta_error_*` accessors and release it with `rlmeta_error_free`. Strings
  * returned by the accessors are borrowed from the handle and valid until it is freed.
  */
 typedef struct RlmetaError RlmetaError;
+
+/**
+ * The replayed state of one `__remote_log_metadata` partition. Opaque; made by
+ * `rlmeta_store_new`, released by `rlmeta_store_free`. Safe to use from many threads at once
+ * (applies are serialized, queries run in parallel).
+ */
+typedef struct RlmetaStore RlmetaStore;
 
 /**
  * Bytes owned by the caller, allocated by rlmeta and released only by `rlmeta_buf_free`.
@@ -164,6 +252,25 @@ typedef struct RlmetaKey {
    */
   bool update;
 } RlmetaKey;
+
+/**
+ * A list of owned buffers; free it with `rlmeta_buf_list_free`. An item whose `data` is NULL is
+ * a null entry (a tombstone, in `RlmetaPlanned.values`).
+ */
+typedef struct RlmetaBufList {
+  struct RlmetaBuf *items;
+  size_t len;
+} RlmetaBufList;
+
+/**
+ * The records the planner asks the host to produce, in order: `keys.items[i]` is the UTF-8
+ * KIP-1266 key text of record i, `values.items[i]` its value (`data` NULL: a tombstone). Free
+ * with `rlmeta_planned_free`.
+ */
+typedef struct RlmetaPlanned {
+  struct RlmetaBufList keys;
+  struct RlmetaBufList values;
+} RlmetaPlanned;
 
 #ifdef __cplusplus
 extern "C" {
@@ -348,6 +455,253 @@ int64_t rlmeta_error_offset(const struct RlmetaError *err);
  * `err` is NULL or a live handle, not used afterwards.
  */
 void rlmeta_error_free(struct RlmetaError *err);
+
+/**
+ * A new, empty store. NULL only if memory runs out.
+ */
+struct RlmetaStore *rlmeta_store_new(void);
+
+/**
+ * Releases a store. NULL is accepted.
+ *
+ * # Safety
+ * `store` is NULL or a live handle, not used afterwards (and not in use by another thread).
+ */
+void rlmeta_store_free(struct RlmetaStore *store);
+
+/**
+ * Applies `count` consumed records in one call. `data` (`data_len` bytes) holds each record's
+ * key bytes then value bytes, records back to back; `key_lengths[i]` / `value_lengths[i]` are
+ * -1 for a null key / value. Writes one `RLMETA_OUTCOME_*` code per record to
+ * `out_outcomes[0..count]`. A layout that does not add up fails with RLMETA_INVALID_ARGUMENT
+ * before any record is applied.
+ *
+ * # Safety
+ * `store` is a live handle; `offsets`, `key_lengths`, `value_lengths` and `out_outcomes` point
+ * to `count` elements (readable, and writable for the outcomes); `data` to `data_len` bytes;
+ * each may be NULL when its count is 0. `err` is NULL or writable.
+ */
+uint32_t rlmeta_store_apply(struct RlmetaStore *store,
+                            const int64_t *offsets,
+                            const uint8_t *data,
+                            size_t data_len,
+                            const int32_t *key_lengths,
+                            const int32_t *value_lengths,
+                            size_t count,
+                            uint8_t *out_outcomes,
+                            struct RlmetaError **err);
+
+/**
+ * Kafka's `maybeLoadPartition`: starts holding a user partition (no-op if held).
+ *
+ * # Safety
+ * `store` is a live handle; `topic` a NUL-terminated string; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_load_partition(struct RlmetaStore *store,
+                                     int64_t topic_id_msb,
+                                     int64_t topic_id_lsb,
+                                     const char *topic,
+                                     int32_t partition,
+                                     struct RlmetaError **err);
+
+/**
+ * Marks a user partition initialized (replay caught up); `*out_done` is false if the partition
+ * was deleted (DELETE_PARTITION_FINISHED).
+ *
+ * # Safety
+ * `store` is a live handle; `topic` a NUL-terminated string; `out_done` writable; `err` NULL or
+ * writable.
+ */
+uint32_t rlmeta_store_mark_initialized(struct RlmetaStore *store,
+                                       int64_t topic_id_msb,
+                                       int64_t topic_id_lsb,
+                                       const char *topic,
+                                       int32_t partition,
+                                       bool *out_done,
+                                       struct RlmetaError **err);
+
+/**
+ * Whether a user partition is held and initialized, into `*out_initialized`.
+ *
+ * # Safety
+ * `store` is a live handle; `out_initialized` writable; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_is_initialized(const struct RlmetaStore *store,
+                                     int64_t topic_id_msb,
+                                     int64_t topic_id_lsb,
+                                     int32_t partition,
+                                     bool *out_initialized,
+                                     struct RlmetaError **err);
+
+/**
+ * Stops holding a user partition (Kafka's `onStopPartitions`); a later load starts it empty.
+ *
+ * # Safety
+ * `store` is a live handle; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_unload_partition(struct RlmetaStore *store,
+                                       int64_t topic_id_msb,
+                                       int64_t topic_id_lsb,
+                                       int32_t partition,
+                                       struct RlmetaError **err);
+
+/**
+ * Kafka's `remoteLogSegmentMetadata(tp, epoch, offset)`: the segment's value into
+ * `*out_segment`, or `{NULL, 0}` when none. RLMETA_NOT_FOUND for a partition not held,
+ * RLMETA_NOT_INITIALIZED for one not initialized (as every query below).
+ *
+ * # Safety
+ * `store` is a live handle; `out_segment` writable; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_segment_for(const struct RlmetaStore *store,
+                                  int64_t topic_id_msb,
+                                  int64_t topic_id_lsb,
+                                  int32_t partition,
+                                  int32_t leader_epoch,
+                                  int64_t offset,
+                                  struct RlmetaBuf *out_segment,
+                                  struct RlmetaError **err);
+
+/**
+ * Kafka's `highestOffsetForEpoch` into `*out_offset`; RLMETA_NO_OFFSET when none.
+ *
+ * # Safety
+ * `store` is a live handle; `out_offset` writable; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_highest_offset_for_epoch(const struct RlmetaStore *store,
+                                               int64_t topic_id_msb,
+                                               int64_t topic_id_lsb,
+                                               int32_t partition,
+                                               int32_t leader_epoch,
+                                               int64_t *out_offset,
+                                               struct RlmetaError **err);
+
+/**
+ * Kafka's `listRemoteLogSegments(tp)` (by start offset), or with `for_epoch` true
+ * `listRemoteLogSegments(tp, leader_epoch)`: the segments' values into `*out_segments`.
+ *
+ * # Safety
+ * `store` is a live handle; `out_segments` writable; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_segments(const struct RlmetaStore *store,
+                               int64_t topic_id_msb,
+                               int64_t topic_id_lsb,
+                               int32_t partition,
+                               bool for_epoch,
+                               int32_t leader_epoch,
+                               struct RlmetaBufList *out_segments,
+                               struct RlmetaError **err);
+
+/**
+ * Kafka's `nextSegmentWithTxnIndex(tp, epoch, offset)` into `*out_segment`, `{NULL, 0}` when none.
+ *
+ * # Safety
+ * `store` is a live handle; `out_segment` writable; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_next_segment_with_txn_index(const struct RlmetaStore *store,
+                                                  int64_t topic_id_msb,
+                                                  int64_t topic_id_lsb,
+                                                  int32_t partition,
+                                                  int32_t leader_epoch,
+                                                  int64_t offset,
+                                                  struct RlmetaBuf *out_segment,
+                                                  struct RlmetaError **err);
+
+/**
+ * Kafka's `remoteLogSize(tp, epoch)` into `*out_size`.
+ *
+ * # Safety
+ * `store` is a live handle; `out_size` writable; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_remote_log_size(const struct RlmetaStore *store,
+                                      int64_t topic_id_msb,
+                                      int64_t topic_id_lsb,
+                                      int32_t partition,
+                                      int32_t leader_epoch,
+                                      int64_t *out_size,
+                                      struct RlmetaError **err);
+
+/**
+ * The partition's delete state into `*out_state`: -1 for none, else Kafka's
+ * `RemotePartitionDeleteState` id (2 once the partition is deleted).
+ *
+ * # Safety
+ * `store` is a live handle; `out_state` writable; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_partition_delete_state(const struct RlmetaStore *store,
+                                             int64_t topic_id_msb,
+                                             int64_t topic_id_lsb,
+                                             int32_t partition,
+                                             int32_t *out_state,
+                                             struct RlmetaError **err);
+
+/**
+ * A segment's state as Kafka's listing shows it into `*out_state`: -1 if unknown, else Kafka's
+ * `RemoteLogSegmentState` id.
+ *
+ * # Safety
+ * `store` is a live handle; `out_state` writable; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_segment_state(const struct RlmetaStore *store,
+                                    int64_t topic_id_msb,
+                                    int64_t topic_id_lsb,
+                                    int32_t partition,
+                                    int64_t segment_id_msb,
+                                    int64_t segment_id_lsb,
+                                    int32_t *out_state,
+                                    struct RlmetaError **err);
+
+/**
+ * The write planner. `event` (`len` bytes) is the value Kafka 4.4.0's RemoteLogMetadataSerde
+ * writes for the broker's object (a RemoteLogSegmentMetadata in COPY_SEGMENT_STARTED, a
+ * RemoteLogSegmentMetadataUpdate, or a RemotePartitionDeleteMetadata); `broker_leader_epoch` is
+ * the writer's current leader epoch of the partition; `level` the metadata partition's feature
+ * level (0, 1, 2). The records to produce go to `*out_planned`, in order. A refusal is
+ * RLMETA_INVALID_STATE (retriable for the broker).
+ *
+ * # Safety
+ * `store` is a live handle; `event` points to `len` bytes; `out_planned` writable; `err` NULL or
+ * writable.
+ */
+uint32_t rlmeta_store_plan(const struct RlmetaStore *store,
+                           const uint8_t *event,
+                           size_t len,
+                           int32_t broker_leader_epoch,
+                           int32_t level,
+                           struct RlmetaPlanned *out_planned,
+                           struct RlmetaError **err);
+
+/**
+ * A diagnostic dump of everything the store holds (JSON text, NUL-terminated) into `*out_json`.
+ *
+ * # Safety
+ * `store` is a live handle; `out_json` writable; `err` NULL or writable.
+ */
+uint32_t rlmeta_store_dump_json(const struct RlmetaStore *store,
+                                struct RlmetaBuf *out_json,
+                                struct RlmetaError **err);
+
+/**
+ * Whether a record with this outcome code would have stopped a stock (pre-KIP-1266) broker's
+ * metadata consumer. False for codes that name no outcome.
+ */
+bool rlmeta_outcome_fatal_to_kafka(uint8_t code);
+
+/**
+ * Releases a buffer list and resets it to `{NULL, 0}`. NULL is accepted; freeing twice is harmless.
+ *
+ * # Safety
+ * `list` is NULL or points to a list that rlmeta filled (or that is `{NULL, 0}`).
+ */
+void rlmeta_buf_list_free(struct RlmetaBufList *list);
+
+/**
+ * Releases planned records and resets them. NULL is accepted; freeing twice is harmless.
+ *
+ * # Safety
+ * `planned` is NULL or points to records that rlmeta filled (or that are zeroed).
+ */
+void rlmeta_planned_free(struct RlmetaPlanned *planned);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -14,9 +14,11 @@ use rlmeta::{Error, ErrorKind, RecordKey};
 mod error;
 #[cfg(feature = "jni")]
 mod jni;
+mod store;
 
 pub use error::RlmetaError;
 use error::{guard, null_argument};
+pub use store::*;
 
 // The status codes: 0 for success, then the core's error codes (`rlmeta::ErrorKind::code`),
 // checked against the core's table by a unit test.

@@ -1,12 +1,12 @@
 /*
  * Tests of rlmeta's C ABI: explicit API checks, then every case of every vector file given on
- * the command line (value, invalid, key and partitioner cases; other kinds are skipped and
- * counted). The last line printed is "N passed, M failed"; the exit status is 1 on failures.
+ * the command line (value, invalid, key, partitioner, replay and write-plan cases; the last two
+ * through the rlmeta_store_* API, in test_store.c; other kinds are skipped and counted).
+ * The last line printed is "N passed, M failed"; the exit status is 1 on failures.
  *
  *   test_rlmeta tests/vectors/v0.json tests/vectors/keys.json ...
  */
-#include "rlmeta.h"
-#include "json.h"
+#include "harness.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed, skipped;
+int passed, failed, skipped;
 
 /* ------------------------------------------------------------------------------ helpers */
 
-static void check(int ok, const char *what, ...) {
+void check(int ok, const char *what, ...) {
     if (ok) {
         passed++;
         return;
@@ -33,12 +33,12 @@ static void check(int ok, const char *what, ...) {
     va_end(ap);
 }
 
-static int streq(const char *a, const char *b) {
+int streq(const char *a, const char *b) {
     return a && b && strcmp(a, b) == 0;
 }
 
 /* Bytes from hex; NULL on bad input. *len gets the length. */
-static uint8_t *from_hex(const char *hex, size_t n, size_t *len) {
+uint8_t *from_hex(const char *hex, size_t n, size_t *len) {
     if (n % 2) return NULL;
     uint8_t *out = malloc(n / 2 + 1);
     if (!out) return NULL;
@@ -55,14 +55,14 @@ static uint8_t *from_hex(const char *hex, size_t n, size_t *len) {
     return out;
 }
 
-static void to_hex(const uint8_t *b, size_t n, char *out, size_t cap) {
+void to_hex(const uint8_t *b, size_t n, char *out, size_t cap) {
     size_t i = 0;
     for (; i < n && 2 * i + 2 < cap; i++) sprintf(out + 2 * i, "%02x", b[i]);
     out[2 * i] = 0;
 }
 
 /* Exact integer from a JSON number's text. */
-static int int64_of(const json *v, int64_t min, int64_t max, int64_t *out) {
+int int64_of(const json *v, int64_t min, int64_t max, int64_t *out) {
     if (!v || v->type != JSON_NUMBER) return 0;
     char *end;
     errno = 0;
@@ -72,12 +72,12 @@ static int int64_of(const json *v, int64_t min, int64_t max, int64_t *out) {
     return 1;
 }
 
-static const char *str_of(const json *v) {
+const char *str_of(const json *v) {
     return v && v->type == JSON_STRING ? v->text : NULL;
 }
 
 /* Writes "<error description>" of err into why and frees it. */
-static void take_error(RlmetaError *err, uint32_t status, char *why, size_t cap, const char *what) {
+void take_error(RlmetaError *err, uint32_t status, char *why, size_t cap, const char *what) {
     snprintf(why, cap, "%s failed with %" PRIu32 ": %s", what, status,
              err ? rlmeta_error_describe(err) : "(no error handle)");
     rlmeta_error_free(err);
@@ -333,6 +333,7 @@ static void api_tests(void) {
     }
     test_panic();
     rlmeta_buf_free(&value);
+    store_api_tests();
 }
 
 /* ------------------------------------------------------------------------------ vectors */
@@ -477,7 +478,12 @@ static int partitioner_case(const json *c, char *why, size_t cap) {
 static case_fn classify(const json *c, const char **kind) {
     const json *k = json_get(c, "kind");
     *kind = k ? str_of(k) : NULL;
-    if (k) return streq(*kind, "value") ? value_case : NULL;
+    if (k) {
+        if (streq(*kind, "value")) return value_case;
+        if (streq(*kind, "replay")) return replay_case;
+        if (streq(*kind, "plan")) return plan_case;
+        return NULL;
+    }
     if (json_get(c, "numPartitions")) return *kind = "partitioner", partitioner_case;
     if (json_get(c, "key")) return *kind = "key", key_case;
     if (json_get(c, "error")) return *kind = "invalid", invalid_case;

@@ -20,6 +20,15 @@ use rlmeta::plan::current_segment_value;
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
 
 use super::{call, core, required, string, throw_core};
+
+/// A `NullPointerException` (and an error to return at once) when `obj` is null.
+fn non_null<'a>(env: &mut Env<'_>, obj: &impl AsRef<JObject<'a>>, name: &str) -> JniResult<()> {
+    required(env, obj, name)?;
+    if obj.as_ref().is_null() {
+        return Err(jni::errors::Error::JavaException);
+    }
+    Ok(())
+}
 use crate::error::panic_error;
 
 type Handle = RwLock<Store>;
@@ -78,7 +87,10 @@ fn named(
 ) -> JniResult<TopicIdPartition> {
     Ok(TopicIdPartition {
         topic_id: Uuid::new(msb, lsb),
-        topic: string(env, topic, "topic")?,
+        topic: {
+            non_null(env, topic, "topic")?;
+            string(env, topic, "topic")?
+        },
         partition: p,
     })
 }
@@ -226,10 +238,10 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeApply<'l>(
     value_lengths: JIntArray<'l>,
 ) -> JByteArray<'l> {
     call(env, |env| {
-        required(env, &offsets, "offsets")?;
-        required(env, &data, "data")?;
-        required(env, &key_lengths, "keyLengths")?;
-        required(env, &value_lengths, "valueLengths")?;
+        non_null(env, &offsets, "offsets")?;
+        non_null(env, &data, "data")?;
+        non_null(env, &key_lengths, "keyLengths")?;
+        non_null(env, &value_lengths, "valueLengths")?;
         let mut offs = vec![0; offsets.len(env)?];
         offsets.get_region(env, 0, &mut offs)?;
         let mut keys = vec![0; key_lengths.len(env)?];
@@ -490,7 +502,7 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePlan<'l>(
     level: jint,
 ) -> JObject<'l> {
     call(env, |env| {
-        required(env, &event, "event")?;
+        non_null(env, &event, "event")?;
         let event = env.convert_byte_array(&event)?;
         let planned = read(env, h, |s| {
             let level = i16::try_from(level).map_err(|_| {

@@ -208,6 +208,9 @@ class MetadataStoreTest {
             assertThrows(RlMetaException.InvalidArgument.class,
                     () -> s.apply(new long[] {0}, new byte[0], new int[] {-2}, new int[] {-1}));
             assertThrows(NullPointerException.class, () -> s.apply(null, new byte[0], new int[0], new int[0]));
+            assertThrows(NullPointerException.class, () -> s.apply(new long[0], null, new int[0], new int[0]));
+            assertThrows(NullPointerException.class, () -> s.apply(new long[] {0}, new byte[0], null, new int[] {-1}));
+            assertThrows(NullPointerException.class, () -> s.apply(new long[] {0}, new byte[0], new int[] {-1}, null));
             assertThrows(NullPointerException.class, () -> s.plan(null, 0, 0));
             assertThrows(NullPointerException.class, () -> s.loadPartition(MSB, LSB, null, 0));
             RlMetaException truncated = assertThrows(RlMetaException.Truncated.class, () -> s.plan(new byte[] {1, 0}, 0, 2));
@@ -240,5 +243,44 @@ class MetadataStoreTest {
         assertThrows(IllegalStateException.class, () -> s.segments(MSB, LSB, 0));
         assertThrows(IllegalStateException.class, () -> s.apply(new long[0], new byte[0], new int[0], new int[0]));
         System.out.println("MetadataStore: unload forgets a partition; close is idempotent and final");
+    }
+
+    @Test
+    void applyQueriesAndCloseFromManyThreads() throws Exception {
+        MetadataStore s = new MetadataStore();
+        s.markInitialized(MSB, LSB, "orders", 0);
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicLong answers = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.ConcurrentLinkedQueue<Throwable> errors = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        List<Thread> readers = new ArrayList<>();
+        for (int t = 0; t < 3; t++) {
+            Thread r = new Thread(() -> {
+                try {
+                    while (!stop.get()) {
+                        for (byte[] b : s.segments(MSB, LSB, 0)) SERDE.deserialize(b);
+                        s.highestOffsetForEpoch(MSB, LSB, 0, 1);
+                        answers.incrementAndGet();
+                    }
+                } catch (IllegalStateException closed) {
+                    // close() won the race: the expected end
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            });
+            r.start();
+            readers.add(r);
+        }
+        int segments = 300;
+        for (int i = 0; i < segments; i++) {
+            new Batch().add(i, null, SERDE.serialize(started(new Uuid(1, i), i * 10L, i * 10L + 9, 1))).applyTo(s);
+        }
+        assertEquals(segments, s.segments(MSB, LSB, 0).length);
+        s.close(); // while the readers still run
+        stop.set(true);
+        for (Thread r : readers) r.join(10_000);
+        assertTrue(errors.isEmpty(), () -> "reader failed: " + errors.peek());
+        assertTrue(answers.get() > 0, "the readers got answers");
+        System.out.println("MetadataStore: " + segments + " applies next to 3 query threads (" + answers.get()
+                + " answers), then close under them: no error, no crash");
     }
 }
