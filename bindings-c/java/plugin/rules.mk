@@ -43,3 +43,12 @@ cluster-stock-test: plugin
 	$(call cluster_run,StockClusterTest,cluster-stock-test,$(PLUGIN_JAR))
 
 BINDING_TESTS += plugin-test cluster-test
+
+# The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
+# TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.
+# RLMETA_BENCH_RECORDS sets the history size.
+.PHONY: bench-plugin
+bench-plugin: plugin
+	@rm -rf $(CLUSTER_REPORTS)
+	@RLMETA_CLUSTER_TIMEOUT=2400 MAVEN_OPTS="$${MAVEN_OPTS:-}" $(CLUSTER_DIR)/run.sh BootstrapBenchmark $(PLUGIN_JAR) \
+	  -Drlmeta.bench.records=$${RLMETA_BENCH_RECORDS:-1200000} 2>&1 | tee $(BUILD)/bench-plugin.log | grep '^\[bench\]\|^\[cluster\]\|FAIL\|ERROR\]'
