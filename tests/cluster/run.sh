@@ -4,12 +4,13 @@
 # RSM of tests/e2e). Whatever process a test started and did not stop is killed on exit (the
 # pid file), so no broker outlives the run.
 #
-# Usage: tests/cluster/run.sh TEST_PATTERN [PLUGIN_JAR]     (TEST_PATTERN as surefire's -Dtest)
+# Usage: tests/cluster/run.sh TEST_PATTERN [PLUGIN_JAR [MAVEN_ARGS...]]   (TEST_PATTERN as surefire's -Dtest)
 # Env:   RLMETA_CLUSTER_TIMEOUT overall limit in seconds (default 900)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PATTERN="${1:?usage: run.sh TEST_PATTERN [PLUGIN_JAR]}"
 PLUGIN_JAR="${2:-}"
+EXTRA=("${@:3}")
 LIMIT="${RLMETA_CLUSTER_TIMEOUT:-900}"
 E2E="$HERE/../e2e"
 RSM_JAR="$E2E/target/rlmeta-e2e-0.1.0.jar"
@@ -36,6 +37,7 @@ if [ ! -s "$RSM_JAR" ] || [ -n "$(find "$E2E/src" -newer "$RSM_JAR" -type f -pri
 fi
 rm -rf "$HERE/target/cluster-work"
 args=(-q -B -Dstyle.color=never -f "$HERE/pom.xml" test "-Dtest=$PATTERN" "-Drlmeta.rsm.jar=$RSM_JAR")
+args+=("${EXTRA[@]}")
 [ -n "$PLUGIN_JAR" ] && args+=("-Drlmeta.plugin.jar=$(cd "$(dirname "$PLUGIN_JAR")" && pwd)/$(basename "$PLUGIN_JAR")")
 # in the background so that a signal runs the trap at once (bash defers traps while a
 # foreground command runs)

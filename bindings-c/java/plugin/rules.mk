@@ -2,12 +2,14 @@
 #   plugin              build/rlmeta-kafka-plugin.jar: dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager,
 #                       rlmeta's Java library and the release native library in one jar (Kafka not bundled)
 #   plugin-test         JUnit: the plugin driven through Kafka's RLMM interface against a real broker
-#   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/)
+#   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/),
+#                       then a rolling upgrade at level 0 (one stock TBRLMM broker, two plugin brokers)
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
 PLUGIN_DIR      := bindings-c/java/plugin
 PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
 CLUSTER_DIR     := tests/cluster
 CLUSTER_REPORTS := $(CLUSTER_DIR)/target/surefire-reports
+CLUSTER_TESTS   := PluginClusterTest,RollingUpgradeTest
 
 .PHONY: plugin plugin-test cluster-test cluster-stock-test
 
@@ -16,8 +18,9 @@ plugin: | $(BUILD)
 	@cd $(PLUGIN_DIR) && mvn -q -B -Dstyle.color=never package -Drlmeta.native.dir=$(CURDIR)/target/release \
 	  >$(CURDIR)/$(BUILD)/plugin-build.log 2>&1 || { cat $(CURDIR)/$(BUILD)/plugin-build.log; echo "FAILED: plugin"; exit 1; }
 	@cp $(PLUGIN_DIR)/target/rlmeta-kafka-plugin-0.1.0.jar $(PLUGIN_JAR)
-	@! unzip -l $(PLUGIN_JAR) | grep -q ' org/apache/kafka/' || { echo "FAILED: $(PLUGIN_JAR) bundles Kafka classes"; exit 1; }
-	@unzip -l $(PLUGIN_JAR) | grep -q 'dev/rlmeta/native/linux-x86_64/librlmeta_c-' || { echo "FAILED: no native library in $(PLUGIN_JAR)"; exit 1; }
+	@unzip -l $(PLUGIN_JAR) >$(BUILD)/plugin-listing.txt
+	@! grep -q ' org/apache/kafka/' $(BUILD)/plugin-listing.txt || { echo "FAILED: $(PLUGIN_JAR) bundles Kafka classes"; exit 1; }
+	@grep -q 'dev/rlmeta/native/linux-x86_64/librlmeta_c-' $(BUILD)/plugin-listing.txt || { echo "FAILED: no native library in $(PLUGIN_JAR)"; exit 1; }
 	@echo "plugin: $(PLUGIN_JAR) ($$(du -k $(PLUGIN_JAR) | cut -f1) KiB, native library inside, no Kafka classes)"
 
 # $(call cluster_run,<test pattern>,<label>,<plugin jar or empty>)
@@ -34,9 +37,18 @@ plugin-test: plugin
 	$(call cluster_run,PluginApiTest,plugin-test,$(PLUGIN_JAR))
 
 cluster-test: plugin
-	$(call cluster_run,PluginClusterTest,cluster-test,$(PLUGIN_JAR))
+	$(call cluster_run,$(CLUSTER_TESTS),cluster-test,$(PLUGIN_JAR))
 
 cluster-stock-test: plugin
 	$(call cluster_run,StockClusterTest,cluster-stock-test,$(PLUGIN_JAR))
 
 BINDING_TESTS += plugin-test cluster-test
+
+# The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
+# TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.
+# RLMETA_BENCH_RECORDS sets the history size.
+.PHONY: bench-plugin
+bench-plugin: plugin
+	@rm -rf $(CLUSTER_REPORTS)
+	@RLMETA_CLUSTER_TIMEOUT=2400 MAVEN_OPTS="$${MAVEN_OPTS:-}" $(CLUSTER_DIR)/run.sh BootstrapBenchmark $(PLUGIN_JAR) \
+	  -Drlmeta.bench.records=$${RLMETA_BENCH_RECORDS:-1200000} 2>&1 | tee $(BUILD)/bench-plugin.log | grep '^\[bench\]\|^\[cluster\]\|FAIL\|ERROR\]'

@@ -456,4 +456,106 @@ class PluginClusterTest {
                 + "DELETE_SEGMENT_FINISHED for each, %d tombstones; plug-a untouched (%d remote segments kept, %d "
                 + "records read back from 0)", topic, copied.size(), tombstones, otherAfter.size(), n);
     }
+
+    /** plug-g's segments in a broker's dump: "id state start-end", by start offset. */
+    static List<String> dumpedSegments(int broker, Uuid topicId) {
+        List<String> out = new ArrayList<>();
+        for (JsonNode p : dump(broker).get("store").get("partitions")) {
+            if (p.get("topicIdPartition").get("id").asText().equals(topicId.toString())) {
+                for (JsonNode s : p.get("segments")) {
+                    out.add(s.get("id").asText() + " " + s.get("state").asInt() + " " + s.get("startOffset").asLong()
+                            + "-" + s.get("endOffset").asLong());
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    @Order(8)
+    void killNineOfTheLeaderMidUploadLosesNoAcknowledgedRecordAndLeavesNoOverlap() throws Exception {
+        String topic = "plug-g";
+        Map<String, String> cfg = new HashMap<>(Tiered.topicConfigs());
+        cfg.put("min.insync.replicas", "2");
+        Uuid id = Tiered.create(admin, topic, 1, 3, cfg);
+        Set<Integer> acked = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+        Thread producerThread = new Thread(() -> {
+            Properties p = new Properties();
+            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, c.bootstrap());
+            p.put(ProducerConfig.ACKS_CONFIG, "all");
+            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+            p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 90000);
+            p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10000);
+            p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+            try (KafkaProducer<String, String> producer = new KafkaProducer<>(p,
+                    new org.apache.kafka.common.serialization.StringSerializer(),
+                    new org.apache.kafka.common.serialization.StringSerializer())) {
+                while (!stop.get()) {
+                    int i = sent.getAndIncrement();
+                    producer.send(new ProducerRecord<>(topic, 0, null, Tiered.value(topic, i)), (md, err) -> {
+                        if (err == null) {
+                            acked.add(i);
+                        }
+                    });
+                    Thread.sleep(8);
+                }
+                producer.flush();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "plug-g-producer");
+        producerThread.start();
+        KafkaCluster.await(topic + ": uploads under way", TIER_WAIT, () -> Tiered.journalCount(c, "COPY", topic) >= 3);
+        int victim = leader(topic, 0);
+        c.killBroker(victim);
+        long copiesAtKill = Tiered.journalCount(c, "COPY", topic);
+        Thread.sleep(8000);
+        stop.set(true);
+        producerThread.join(120_000);
+        assertFalse(producerThread.isAlive(), "the producer did not finish");
+        c.restartBroker(victim);
+        KafkaCluster.await(topic + ": uploads go on after the kill", TIER_WAIT,
+                () -> Tiered.journalCount(c, "COPY", topic) > copiesAtKill);
+        awaitQuiet(Duration.ofSeconds(6), Duration.ofSeconds(90));
+        Thread.sleep(2500);
+        // every acknowledged record is readable, none twice
+        Set<Integer> read = new HashSet<>();
+        for (var r : Tiered.readAll(c.bootstrap(), topic, Duration.ofSeconds(120))) {
+            int idx = Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).split("#", 3)[1]);
+            assertTrue(read.add(idx), "record " + idx + " read twice");
+        }
+        Set<Integer> lost = new TreeSet<>(acked);
+        lost.removeAll(read);
+        assertTrue(lost.isEmpty(), "acknowledged records lost: " + lost);
+        long first = Tiered.offsets(admin, topic, 1, OffsetSpec.earliest()).values().iterator().next();
+        assertEquals(0, first);
+        // every broker holds the same segments, and no two live copies overlap
+        List<String> reference = dumpedSegments(1, id);
+        for (int b : c.brokerIds()) {
+            assertEquals(reference, dumpedSegments(b, id), "broker " + b + " holds other segments than broker 1");
+        }
+        long lastEnd = -1;
+        int started = 0;
+        for (String s : reference) {
+            String[] f = s.split(" ");
+            int state = Integer.parseInt(f[1]);
+            long start = Long.parseLong(f[2].split("-")[0]);
+            long end = Long.parseLong(f[2].split("-")[1]);
+            if (state == 0) {
+                started++;
+                continue;
+            }
+            if (state == 1) {
+                assertTrue(start > lastEnd, "overlapping finished segments at " + s + " (previous end " + lastEnd + ")");
+                lastEnd = end;
+            }
+        }
+        say("(g) %s: leader %d killed (-9) with %d uploads done and a producer running; %d records sent, %d "
+                + "acknowledged, all of them read back, none twice; after the restart %d uploads in all; the 3 "
+                + "brokers hold the same %d segments (%d still COPY_SEGMENT_STARTED), finished ones never overlap",
+                topic, victim, copiesAtKill, sent.get(), acked.size(), Tiered.journalCount(c, "COPY", topic),
+                reference.size(), started);
+    }
 }

@@ -35,7 +35,10 @@ class RollingUpgradeTest {
     @Test
     void levelZeroTopicSharedWithAStockBroker() throws Exception {
         try (KafkaCluster c = new KafkaCluster("upgrade", 3,
-                Map.of(1, Rlmm.STOCK, 2, Rlmm.PLUGIN_CLASS_PATH, 3, Rlmm.PLUGIN_CLASS_PATH), Map.of()).start(List.of(1));
+                Map.of(1, Rlmm.STOCK, 2, Rlmm.PLUGIN_CLASS_PATH, 3, Rlmm.PLUGIN_CLASS_PATH),
+                // the stock broker creates the topic alone, before the others start
+                Map.of("rlmm.config.remote.log.metadata.topic.replication.factor", "1",
+                        "rlmm.config.remote.log.metadata.topic.min.isr", "1")).start(List.of(1));
              Admin admin = c.admin()) {
             KafkaCluster.await("stock TBRLMM created " + MetaTopic.NAME, Duration.ofSeconds(60), () -> {
                 try {

@@ -62,6 +62,7 @@ final class MetadataConsumer implements Runnable {
     private final AtomicLongArray positions;  // per metadata partition: next offset to read (-1: not assigned)
     private final int[] levels;                // per metadata partition: 0..2, or UNKNOWN_LEVEL
     private final long[] levelOffsets;
+    private int finalizedLevel = -1;
     private final AtomicLong[] counters = new AtomicLong[16]; // by outcome code (Outcome); 14 = rejected
     private final List<Waiter> waiters = new ArrayList<>();
     private volatile boolean dirty = true;
@@ -115,7 +116,21 @@ final class MetadataConsumer implements Runnable {
 
     boolean isAssigned(int metadataPartition) { return positions.get(metadataPartition) >= 0; }
 
-    synchronized int level(int metadataPartition) { return levels[metadataPartition]; }
+    /**
+     * The level writes use: the cluster's finalized remote.log.metadata.version where it has one
+     * (a Kafka with KIP-1266; it wins), else the partition's level record (unknown until read).
+     */
+    synchronized int level(int metadataPartition) {
+        return finalizedLevel >= 0 ? finalizedLevel : levels[metadataPartition];
+    }
+
+    /** The finalized feature level, or -1 where the cluster finalizes none (stock 4.4.0). */
+    synchronized void setFinalizedLevel(int level) {
+        if (level != finalizedLevel) {
+            log.info("rlmeta: remote.log.metadata.version finalized by the cluster: {}", level < 0 ? "none" : level);
+        }
+        finalizedLevel = level;
+    }
 
     long count(byte outcome) { return counters[outcome].get(); }
 
@@ -359,7 +374,7 @@ final class MetadataConsumer implements Runnable {
     /** The host's part of the diagnostic dump (JSON object fields, no braces). */
     synchronized String statusJson() {
         StringBuilder sb = new StringBuilder();
-        sb.append("\"levels\":[");
+        sb.append("\"finalizedLevel\":").append(finalizedLevel).append(",\"levels\":[");
         for (int p = 0; p < numPartitions; p++) {
             sb.append(p == 0 ? "" : ",").append(levels[p]);
         }

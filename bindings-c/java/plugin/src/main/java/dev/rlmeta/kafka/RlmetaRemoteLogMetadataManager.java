@@ -85,6 +85,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     /** The level record (core/src/feature.rs, docs/FEATURE-LEVEL.md). */
     static final byte[] LEVEL_RECORD_KEY = "remote.log.metadata.version".getBytes(StandardCharsets.US_ASCII);
     static final int FRESH_TOPIC_LEVEL = 2;
+    static final String FEATURE = "remote.log.metadata.version";
     private static final Duration CLIENT_WAIT = Duration.ofSeconds(30);
 
     private final Object storeLock = new Object();
@@ -153,6 +154,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                 if (admin == null) {
                     admin = Admin.create(c.adminProperties());
                 }
+                consumer.setFinalizedLevel(finalizedFeatureLevel(admin));
                 boolean created = ensureTopic(admin, c);
                 levelRecordsDue |= created;
                 if (producer == null) {
@@ -181,6 +183,13 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                 sleepQuietly(c.initializationRetryIntervalMs());
             }
         }
+    }
+
+    /** The cluster's finalized remote.log.metadata.version (max level), or -1: stock 4.4.0 has no such feature. */
+    private static int finalizedFeatureLevel(Admin a) throws Exception {
+        var finalized = a.describeFeatures().featureMetadata().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS)
+                .finalizedFeatures().get(FEATURE);
+        return finalized == null ? -1 : finalized.maxVersionLevel();
     }
 
     /** true if this call created the topic. */
