@@ -2,6 +2,7 @@
 //! a segment file sees it: replay reports it and changes nothing else, the inspection names the
 //! level, rlmeta's listing shows it plainly while Kafka's own listing (keys off) keeps Kafka's
 //! decode error for it.
+#![allow(clippy::unwrap_used)]
 
 use rlmeta::batch::{BatchBuilder, NewRecord};
 use rlmeta::cache::{Applied, Skip, Store};
@@ -10,8 +11,10 @@ use rlmeta::format::{DumpOptions, dump_log, dump_log_json};
 use rlmeta::inspect::inspect;
 use rlmeta::json::Int64Style;
 
+type KeyValue<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
 /// A segment file whose records are `(key, value)` at offsets 0.., one batch each.
-fn file(records: &[(Option<&[u8]>, Option<&[u8]>)]) -> Vec<u8> {
+fn file(records: &[KeyValue<'_>]) -> Vec<u8> {
     let mut out = Vec::new();
     for (i, (k, v)) in records.iter().enumerate() {
         let mut b = BatchBuilder::new(i as i64);
