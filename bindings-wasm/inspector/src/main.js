@@ -264,7 +264,7 @@ function addRows({ from, to, columns }) {
   state.rows = to;
   $('segments').hidden = false;
   if (from === 0) {
-    document.body.dataset.firstRowsMs = (performance.now() - state.t0).toFixed(1);
+    document.body.dataset.firstRowsMs ??= (performance.now() - state.t0).toFixed(1);
     setupFilters();
   }
   applyView();

@@ -13,6 +13,7 @@ import init from 'rlmeta-pkg/web.mjs';
 /** Rows in the first chunk: enough for the first screens, small enough to show at once. */
 const FIRST_CHUNK = 2000;
 const CHUNK = 250000;
+const PEEK_BYTES = 1 << 20;
 
 let rlmeta;
 let log;
@@ -38,8 +39,8 @@ async function open(files, role) {
   const segments = files.filter((f) => !f.name.endsWith('.checkpoint'));
   // Segment files are named by base offset: name order is offset order.
   segments.sort((a, b) => (a.name.split('/').pop() < b.name.split('/').pop() ? -1 : 1));
-  for (const f of segments) log.addFile(f.name, new Uint8Array(f.buffer));
   if (role === 'replay') {
+    for (const f of segments) log.addFile(f.name, new Uint8Array(f.buffer));
     if (segments.length === 0) return;
     const t = performance.now();
     log.summarize();
@@ -60,6 +61,20 @@ async function open(files, role) {
     postMessage({ type: 'indexed', rows: 0, tables: null, faults: [], segments: 0 });
     return;
   }
+  // A large file: its first MiB first, on its own, for the first screens (the whole file is
+  // copied into the module before anything else can be read). Its rows, tables and batches come
+  // first in the whole file's too, in the same order.
+  const head = segments[0].buffer;
+  if (head.byteLength > PEEK_BYTES * 4) {
+    const peek = rlmeta.openSegmentLog();
+    peek.addFile(segments[0].name, new Uint8Array(head, 0, PEEK_BYTES));
+    peek.index(FIRST_CHUNK);
+    postMessage({ type: 'tables', tables: peek.tables() });
+    const columns = peek.columns(0, peek.rows());
+    postMessage({ type: 'rows', from: 0, to: peek.rows(), columns, peek: true }, transferables(columns));
+    peek.free();
+  }
+  for (const f of segments) log.addFile(f.name, new Uint8Array(f.buffer));
   let done = log.index(FIRST_CHUNK);
   postMessage({ type: 'tables', tables: log.tables() });
   let n = log.rows();
