@@ -159,7 +159,8 @@
 #define RLMETA_OUTCOME_SNAPSHOT_RECORD 5
 
 /**
- * A key that is neither null nor a KIP-1266 key of the value.
+ * A key that is neither null nor a KIP-1266 key of the value (apply itself reports a bad key as
+ * RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY, or not at all when the value did not apply).
  */
 #define RLMETA_OUTCOME_BAD_KEY 6
 

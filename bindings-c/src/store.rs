@@ -27,7 +27,8 @@ pub const RLMETA_OUTCOME_TOMBSTONE: u8 = 3;
 pub const RLMETA_OUTCOME_UNDECODABLE: u8 = 4;
 /// A snapshot record (api key 3).
 pub const RLMETA_OUTCOME_SNAPSHOT_RECORD: u8 = 5;
-/// A key that is neither null nor a KIP-1266 key of the value.
+/// A key that is neither null nor a KIP-1266 key of the value (apply itself reports a bad key as
+/// RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY, or not at all when the value did not apply).
 pub const RLMETA_OUTCOME_BAD_KEY: u8 = 6;
 /// Kafka's cache logged and dropped the event (an illegal state transition).
 pub const RLMETA_OUTCOME_DROPPED: u8 = 7;

@@ -7,6 +7,8 @@
 #include "harness.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,9 +367,67 @@ static void test_store_outcomes_and_errors(void) {
     rlmeta_store_free(s);
 }
 
+/* A reader thread: lists and looks up until told to stop; counts answers and failures. */
+typedef struct reader {
+    RlmetaStore *store;
+    atomic_int *stop;
+    long answers, failures;
+} reader;
+
+static void *read_loop(void *arg) {
+    reader *r = arg;
+    while (!atomic_load(r->stop)) {
+        RlmetaBufList list = {0};
+        int64_t hi;
+        if (rlmeta_store_segments(r->store, MSB, LSB, 0, false, 0, &list, NULL) != RLMETA_OK ||
+            rlmeta_store_highest_offset_for_epoch(r->store, MSB, LSB, 0, 5, &hi, NULL) != RLMETA_OK)
+            r->failures++;
+        else
+            r->answers++;
+        rlmeta_buf_list_free(&list);
+    }
+    return NULL;
+}
+
+/* Applies from this thread while two others query the same store (the header's promise). */
+static void test_store_threads(void) {
+    RlmetaStore *s = rlmeta_store_new();
+    bool done;
+    rlmeta_store_mark_initialized(s, MSB, LSB, "orders", 0, &done, NULL);
+    atomic_int stop = 0;
+    reader readers[2] = {{s, &stop, 0, 0}, {s, &stop, 0, 0}};
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++) pthread_create(&threads[i], NULL, read_loop, &readers[i]);
+    int segments = 200, applied = 0;
+    for (int i = 0; i < segments; i++) {
+        char doc[sizeof COPY_STARTED + 64];
+        snprintf(doc, sizeof doc,
+                 "{\"apiKey\":0,\"version\":0,\"record\":{\"remoteLogSegmentId\":{\"topicIdPartition\":{\"name\":\"orders\","
+                 "\"id\":\"ASNFZ4mrze_-3LqYdlQyEA\",\"partition\":0},\"id\":\"AAAAAAAAA%03dAAAAAAAAAA\"},"
+                 "\"startOffset\":%d,\"endOffset\":%d,\"brokerId\":1,\"maxTimestampMs\":1,\"eventTimestampMs\":1,"
+                 "\"segmentLeaderEpochs\":[{\"leaderEpoch\":5,\"offset\":%d}],\"segmentSizeInBytes\":1,"
+                 "\"customMetadata\":null,\"remoteLogSegmentState\":0}}",
+                 i, i * 10, i * 10 + 9, i * 10);
+        RlmetaBuf v = encode(doc);
+        batch b = {0};
+        uint8_t out = 99;
+        batch_add(&b, i, NULL, -1, v.data, (int32_t)v.len);
+        if (batch_apply(&b, s, &out, NULL) == RLMETA_OK && out == RLMETA_OUTCOME_APPLIED) applied++;
+        batch_free(&b);
+        rlmeta_buf_free(&v);
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL);
+    check(applied == segments && readers[0].failures + readers[1].failures == 0 && readers[0].answers > 0,
+          "applies beside two query threads: %d applied, %ld and %ld answers, %ld failures",
+          applied, readers[0].answers, readers[1].answers, readers[0].failures + readers[1].failures);
+    rlmeta_store_free(s);
+}
+
 void store_api_tests(void) {
     test_store_lifecycle();
     test_store_outcomes_and_errors();
+    test_store_threads();
 }
 
 /* ------------------------------------------------------------------------------ replay */

@@ -27,7 +27,8 @@ pub mod outcome {
     pub const UNDECODABLE: u8 = 4;
     /// A snapshot record (api key 3).
     pub const SNAPSHOT_RECORD: u8 = 5;
-    /// A key that is neither null nor a KIP-1266 key of the value.
+    /// A key that is neither null nor a KIP-1266 key of the value (`Skip::BadKey`; `Store::apply`
+    /// itself reports a bad key as APPLIED_WITH_BAD_KEY, or not at all when the value did not apply).
     pub const BAD_KEY: u8 = 6;
     /// Kafka's cache logged and dropped the event (an illegal state transition).
     pub const DROPPED: u8 = 7;

@@ -23,7 +23,10 @@ public final class Outcome {
     public static final byte UNDECODABLE = 4;
     /** A snapshot record (api key 3). */
     public static final byte SNAPSHOT_RECORD = 5;
-    /** A key that is neither null nor a KIP-1266 key of its value. */
+    /**
+     * A key that is neither null nor a KIP-1266 key of its value. {@code apply} itself reports a bad
+     * key as {@link #APPLIED_WITH_BAD_KEY}, or not at all when the value did not apply.
+     */
     public static final byte BAD_KEY = 6;
     /** Kafka's cache logged and dropped the event (an illegal state transition). */
     public static final byte DROPPED = 7;

@@ -185,7 +185,31 @@ class MetadataStoreTest {
                 assertFalse(Outcome.fatalToKafka(c), "not fatal: " + c);
             }
             assertArrayEquals(new byte[0], s.apply(new long[0], new byte[0], new int[0], new int[0]));
-            System.out.println("MetadataStore.apply: level, invalid level, garbage, tombstone, applied, re-delivery, rejected, dropped");
+
+            // The other outcomes, from real records of another partition.
+            TopicIdPartition tp1 = new TopicIdPartition(TOPIC, new TopicPartition("orders", 1));
+            Uuid other = new Uuid(7, 8);
+            RemoteLogSegmentMetadata seg1 = new RemoteLogSegmentMetadata(new RemoteLogSegmentId(tp1, other), 0, 9,
+                    1L, 1, 1L, 10, Optional.empty(), RemoteLogSegmentState.COPY_SEGMENT_STARTED, Map.of(1, 0L));
+            byte[] wrongKey = RlMeta.keyFormat(TOPIC.toString(), "orders", 0, 9, 1, false).getBytes(UTF_8);
+            byte[] orphan = SERDE.serialize(new RemoteLogSegmentMetadataUpdate(new RemoteLogSegmentId(tp1, new Uuid(9, 9)), 2L,
+                    Optional.empty(), RemoteLogSegmentState.COPY_SEGMENT_FINISHED, 1));
+            byte[] snapshot = SERDE.serialize(
+                    org.apache.kafka.server.log.remote.metadata.storage.RemoteLogSegmentMetadataSnapshot.create(seg1));
+            byte[] deleted = SERDE.serialize(
+                    new RemotePartitionDeleteMetadata(tp1, RemotePartitionDeleteState.DELETE_PARTITION_FINISHED, 3L, 1));
+            out = new Batch()
+                    .add(10, wrongKey, SERDE.serialize(seg1))
+                    .add(11, null, orphan)
+                    .add(12, null, snapshot)
+                    .add(13, "remote.log.metadata.version".getBytes(UTF_8), "0".getBytes(UTF_8))
+                    .add(14, "remote.log.metadata.version".getBytes(UTF_8), "1".getBytes(UTF_8))
+                    .add(15, null, deleted)
+                    .add(16, null, SERDE.serialize(seg1))
+                    .applyTo(s);
+            assertArrayEquals(new byte[] {Outcome.APPLIED_WITH_BAD_KEY, Outcome.ORPHANED, Outcome.SNAPSHOT_RECORD,
+                    Outcome.LEVEL_0, Outcome.LEVEL_1, Outcome.APPLIED, Outcome.PARTITION_DELETED}, out);
+            System.out.println("MetadataStore.apply: every outcome but BAD_KEY (which apply reports as APPLIED_WITH_BAD_KEY) from real records");
         }
     }
 
