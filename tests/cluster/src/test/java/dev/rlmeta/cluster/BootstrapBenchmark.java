@@ -56,6 +56,7 @@ class BootstrapBenchmark {
     static final int LIVE_PER_PARTITION = 20;
 
     static KafkaCluster c;
+    static int segmentsPerPartition;
     static Path work;
 
     static void say(String fmt, Object... args) {
@@ -82,6 +83,7 @@ class BootstrapBenchmark {
 
     static long history(List<TopicIdPartition> tps, long records, EventSink sink) throws Exception {
         int segments = (int) Math.max(LIVE_PER_PARTITION, (records / tps.size() + 2L * LIVE_PER_PARTITION) / 4);
+        segmentsPerPartition = segments;
         long n = 0;
         long ts = 1_700_000_000_000L;
         for (TopicIdPartition tp : tps) {
@@ -110,7 +112,9 @@ class BootstrapBenchmark {
     static KafkaProducer<byte[], byte[]> producer() {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, c.bootstrap());
-        p.put(ProducerConfig.ACKS_CONFIG, "1");
+        // acks=all + idempotence: retries never reorder a segment's events (as the brokers' own producers)
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, 512 * 1024);
         p.put(ProducerConfig.LINGER_MS_CONFIG, 20);
         p.put(ProducerConfig.BUFFER_MEMORY_CONFIG, 64L << 20);
@@ -196,12 +200,21 @@ class BootstrapBenchmark {
                 () -> tps.stream().allMatch(rlmm::isReady));
         double secs = (System.nanoTime() - t0) / 1e9;
         long live = 0;
+        List<String> unexpected = new ArrayList<>();
         for (TopicIdPartition tp : tps.subList(0, 10)) {
             var it = rlmm.listRemoteLogSegments(tp);
             while (it.hasNext()) {
-                it.next();
+                RemoteLogSegmentMetadata m = it.next();
                 live++;
+                if (m.startOffset() / 10_000 < segmentsPerPartition - LIVE_PER_PARTITION
+                        || m.state() != RemoteLogSegmentState.COPY_SEGMENT_FINISHED) {
+                    unexpected.add(tp.topic() + "-" + tp.partition() + " segment #" + m.startOffset() / 10_000 + " "
+                            + m.state());
+                }
             }
+        }
+        if (!unexpected.isEmpty()) {
+            say("%s: UNEXPECTED segments listed (deleted in the history, or not finished): %s", name, unexpected);
         }
         rlmm.close();
         say("%s: ready for %d partitions in %.2f s (%d live segments in the first 10 partitions)", name, tps.size(),
@@ -247,7 +260,8 @@ class BootstrapBenchmark {
             });
             Thread.sleep(3000);
             admin.createTopics(List.of(new NewTopic(META, META_PARTITIONS, (short) 1).configs(Map.of(
-                    "cleanup.policy", "compact", "segment.bytes", "1048576", "min.cleanable.dirty.ratio", "0.01",
+                    // written append-only first so that "before compaction" is measured before any cleaning
+                    "cleanup.policy", "delete", "retention.ms", "-1", "segment.bytes", "1048576", "min.cleanable.dirty.ratio", "0",
                     "delete.retention.ms", "0", "min.compaction.lag.ms", "0", "segment.ms", "15000"))))
                     .all().get(60, TimeUnit.SECONDS);
             t0 = System.nanoTime();
@@ -295,6 +309,10 @@ class BootstrapBenchmark {
             say("keyed history (the planner at level 2: KIP-1266 keys, version-1 values, tombstones): %d records in "
                     + "%.1f s; %d bytes in %d segment files before compaction", planned, (System.nanoTime() - t0) / 1e9,
                     before[0], before[1]);
+            admin.incrementalAlterConfigs(Map.of(new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, META), List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("cleanup.policy", "compact"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(60, TimeUnit.SECONDS);
             t0 = System.nanoTime();
             awaitCleaner();
             // tombstones go in a later pass, once their delete horizon has passed: give the cleaner
