@@ -457,7 +457,7 @@ class PluginClusterTest {
                 + "records read back from 0)", topic, copied.size(), tombstones, otherAfter.size(), n);
     }
 
-    /** plug-g's segments in a broker's dump: "id state start-end", by start offset. */
+    /** A topic's segments in a broker's dump: "id state start-end", by start offset. */
     static List<String> dumpedSegments(int broker, Uuid topicId) {
         List<String> out = new ArrayList<>();
         for (JsonNode p : dump(broker).get("store").get("partitions")) {
@@ -471,91 +471,249 @@ class PluginClusterTest {
         return out;
     }
 
-    @Test
-    @Order(8)
-    void killNineOfTheLeaderMidUploadLosesNoAcknowledgedRecordAndLeavesNoOverlap() throws Exception {
-        String topic = "plug-g";
-        Map<String, String> cfg = new HashMap<>(Tiered.topicConfigs());
-        cfg.put("min.insync.replicas", "2");
-        Uuid id = Tiered.create(admin, topic, 1, 3, cfg);
-        Set<Integer> acked = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
-        Thread producerThread = new Thread(() -> {
-            Properties p = new Properties();
-            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, c.bootstrap());
-            p.put(ProducerConfig.ACKS_CONFIG, "all");
-            p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-            p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 90000);
-            p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10000);
-            p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-            try (KafkaProducer<String, String> producer = new KafkaProducer<>(p,
-                    new org.apache.kafka.common.serialization.StringSerializer(),
-                    new org.apache.kafka.common.serialization.StringSerializer())) {
-                while (!stop.get()) {
-                    int i = sent.getAndIncrement();
-                    producer.send(new ProducerRecord<>(topic, 0, null, Tiered.value(topic, i)), (md, err) -> {
-                        if (err == null) {
-                            acked.add(i);
-                        }
-                    });
-                    Thread.sleep(8);
-                }
-                producer.flush();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }, "plug-g-producer");
-        producerThread.start();
-        KafkaCluster.await(topic + ": uploads under way", TIER_WAIT, () -> Tiered.journalCount(c, "COPY", topic) >= 3);
-        int victim = leader(topic, 0);
-        c.killBroker(victim);
-        long copiesAtKill = Tiered.journalCount(c, "COPY", topic);
-        Thread.sleep(8000);
-        stop.set(true);
-        producerThread.join(120_000);
-        assertFalse(producerThread.isAlive(), "the producer did not finish");
-        c.restartBroker(victim);
-        KafkaCluster.await(topic + ": uploads go on after the kill", TIER_WAIT,
-                () -> Tiered.journalCount(c, "COPY", topic) > copiesAtKill);
-        awaitQuiet(Duration.ofSeconds(6), Duration.ofSeconds(90));
-        Thread.sleep(2500);
-        // every acknowledged record is readable, none twice
-        Set<Integer> read = new HashSet<>();
-        for (var r : Tiered.readAll(c.bootstrap(), topic, Duration.ofSeconds(120))) {
-            int idx = Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).split("#", 3)[1]);
-            assertTrue(read.add(idx), "record " + idx + " read twice");
-        }
-        Set<Integer> lost = new TreeSet<>(acked);
-        lost.removeAll(read);
-        assertTrue(lost.isEmpty(), "acknowledged records lost: " + lost);
-        long first = Tiered.offsets(admin, topic, 1, OffsetSpec.earliest()).values().iterator().next();
-        assertEquals(0, first);
-        // every broker holds the same segments, and no two live copies overlap
+    /** A HOLD-COPY / HOLD-DELETE line of the file RSM's journal: the segment held and the broker holding it. */
+    record Held(String segmentId, long start, long end, String broker) {}
+
+    /** Waits for the file RSM to hold a `kind` (copy/delete) of one of the topic's segments (see FileRemoteStorageManager). */
+    static Held awaitHeld(String kind, String topic) {
+        String prefix = "HOLD-" + kind.toUpperCase(java.util.Locale.ROOT) + " ";
+        KafkaCluster.await(topic + ": a " + kind + " held by the file RSM", TIER_WAIT, () -> c.journal().stream()
+                .anyMatch(l -> l.startsWith(prefix) && l.contains(":" + topic + "-")));
+        String[] f = c.journal().stream().filter(l -> l.startsWith(prefix) && l.contains(":" + topic + "-"))
+                .findFirst().orElseThrow().split(" ");
+        return new Held(f[2], Long.parseLong(f[3]), Long.parseLong(f[4]), f[5].substring("broker=".length()));
+    }
+
+    /** The segment id of a segment record (apiKey 0) or segment update (apiKey 1), else null. */
+    static String segmentId(Rec r) {
+        JsonNode rec = r.record();
+        return rec == null || rec.get("remoteLogSegmentId") == null ? null : rec.get("remoteLogSegmentId").get("id").asText();
+    }
+
+    /** True when the topic holds a record of `apiKey` with `state` for the segment. */
+    static boolean hasState(List<Rec> recs, String segmentId, int apiKey, int state) {
+        return recs.stream().anyMatch(r -> r.apiKey() == apiKey && r.state() == state && segmentId.equals(segmentId(r)));
+    }
+
+    /**
+     * Checks what every broker's dump holds for a topic after a kill and restart: the same segments on
+     * the 3 brokers, finished segments (state 1) never overlapping, no segment left DELETE_SEGMENT_STARTED
+     * (state 2), and a COPY_SEGMENT_STARTED one (state 0) only where finished segments cover its range (an
+     * abandoned upload, never served). Returns {segments, started-only}.
+     */
+    static int[] checkDumps(Uuid id) {
         List<String> reference = dumpedSegments(1, id);
         for (int b : c.brokerIds()) {
             assertEquals(reference, dumpedSegments(b, id), "broker " + b + " holds other segments than broker 1");
         }
+        List<long[]> finished = new ArrayList<>();
+        List<String> startedOnly = new ArrayList<>();
         long lastEnd = -1;
-        int started = 0;
         for (String s : reference) {
             String[] f = s.split(" ");
             int state = Integer.parseInt(f[1]);
             long start = Long.parseLong(f[2].split("-")[0]);
             long end = Long.parseLong(f[2].split("-")[1]);
+            assertTrue(state != 2, "segment " + s + " is left DELETE_SEGMENT_STARTED");
             if (state == 0) {
-                started++;
-                continue;
-            }
-            if (state == 1) {
+                startedOnly.add(s);
+            } else if (state == 1) {
                 assertTrue(start > lastEnd, "overlapping finished segments at " + s + " (previous end " + lastEnd + ")");
                 lastEnd = end;
+                finished.add(new long[] {start, end});
             }
         }
-        say("(g) %s: leader %d killed (-9) with %d uploads done and a producer running; %d records sent, %d "
-                + "acknowledged, all of them read back, none twice; after the restart %d uploads in all; the 3 "
-                + "brokers hold the same %d segments (%d still COPY_SEGMENT_STARTED), finished ones never overlap",
-                topic, victim, copiesAtKill, sent.get(), acked.size(), Tiered.journalCount(c, "COPY", topic),
-                reference.size(), started);
+        for (String s : startedOnly) {
+            String[] f = s.split(" ");
+            long start = Long.parseLong(f[2].split("-")[0]);
+            long end = Long.parseLong(f[2].split("-")[1]);
+            for (long o = start; o <= end; o++) {
+                long off = o;
+                assertTrue(finished.stream().anyMatch(r -> r[0] <= off && off <= r[1]),
+                        "dangling COPY_SEGMENT_STARTED segment " + s + ": offset " + o + " is in no finished segment");
+            }
+        }
+        return new int[] {reference.size(), startedOnly.size()};
+    }
+
+    /** Produces the topic's records 0, 1, ... to partition 0 (acks=all, idempotent) until stopped; records what was acknowledged. */
+    static final class BackgroundProducer implements AutoCloseable {
+        final Set<Integer> acked = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        final java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
+        final Thread thread;
+
+        BackgroundProducer(String topic) {
+            thread = new Thread(() -> {
+                Properties p = new Properties();
+                p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, c.bootstrap());
+                p.put(ProducerConfig.ACKS_CONFIG, "all");
+                p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+                p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 90000);
+                p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10000);
+                p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+                try (KafkaProducer<String, String> producer = new KafkaProducer<>(p,
+                        new org.apache.kafka.common.serialization.StringSerializer(),
+                        new org.apache.kafka.common.serialization.StringSerializer())) {
+                    while (!stop.get()) {
+                        int i = sent.getAndIncrement();
+                        producer.send(new ProducerRecord<>(topic, 0, null, Tiered.value(topic, i)), (md, err) -> {
+                            if (err == null) {
+                                acked.add(i);
+                            }
+                        });
+                        Thread.sleep(8);
+                    }
+                    producer.flush();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }, topic + "-producer");
+            thread.start();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop.set(true);
+            thread.join(120_000);
+            assertFalse(thread.isAlive(), "the producer did not finish");
+        }
+    }
+
+    /**
+     * Reads the topic from its earliest offset: every acknowledged record with an index at or above `from`
+     * (-1: the index of the first record read, for a log whose start retention moved) is there, none twice.
+     */
+    static int checkAcknowledgedReadable(String topic, Set<Integer> acked, int fromIndex) {
+        Set<Integer> read = new HashSet<>();
+        int from = fromIndex;
+        for (var r : Tiered.readAll(c.bootstrap(), topic, Duration.ofSeconds(120))) {
+            int idx = Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).split("#", 3)[1]);
+            assertTrue(read.add(idx), "record " + idx + " read twice");
+            if (from < 0) {
+                from = idx;
+            }
+        }
+        assertFalse(read.isEmpty(), topic + ": nothing read");
+        Set<Integer> lost = new TreeSet<>();
+        for (int i : acked) {
+            if (i >= from && !read.contains(i)) {
+                lost.add(i);
+            }
+        }
+        assertTrue(lost.isEmpty(), "acknowledged records lost: " + lost);
+        return read.size();
+    }
+
+    @Test
+    @Order(8)
+    void killNineOfTheLeaderBetweenCopyStartedAndFinishedLosesNothingAndLeavesNothingDangling() throws Exception {
+        String topic = "plug-g";
+        Map<String, String> cfg = new HashMap<>(Tiered.topicConfigs());
+        cfg.put("min.insync.replicas", "2");
+        Uuid id = Tiered.create(admin, topic, 1, 3, cfg);
+        Path hold = c.remoteDir().resolve("hold-copy-" + topic);
+        BackgroundProducer producer = new BackgroundProducer(topic);
+        Held held;
+        int victim;
+        long copiesAtKill;
+        try (producer) {
+            KafkaCluster.await(topic + ": uploads under way", TIER_WAIT, () -> Tiered.journalCount(c, "COPY", topic) >= 2);
+            Files.createFile(hold);
+            held = awaitHeld("copy", topic);
+            victim = leader(topic, 0);
+            assertEquals(Integer.toString(victim), held.broker(), "the upload is held on another broker than the leader");
+            // the moment: COPY_SEGMENT_STARTED of the held segment in the topic, its FINISHED not
+            KafkaCluster.await(topic + ": COPY_SEGMENT_STARTED of " + held.segmentId(), Duration.ofSeconds(30),
+                    () -> hasState(recordsOf(id), held.segmentId(), 0, 0));
+            assertFalse(hasState(recordsOf(id), held.segmentId(), 1, 1), "COPY_SEGMENT_FINISHED already written");
+            copiesAtKill = Tiered.journalCount(c, "COPY", topic);
+            c.killBroker(victim);
+            Files.delete(hold);
+            assertFalse(hasState(recordsOf(id), held.segmentId(), 1, 1), "COPY_SEGMENT_FINISHED written after the kill");
+            Thread.sleep(5000);
+        }
+        c.restartBroker(victim);
+        // the abandoned upload is deleted, or its offsets are uploaded again under another id
+        KafkaCluster.await(topic + ": the offsets of " + held.segmentId() + " finished under another id, or it is deleted",
+                TIER_WAIT, () -> {
+                    List<Rec> recs = recordsOf(id);
+                    if (hasState(recs, held.segmentId(), 1, 3)) {
+                        return true;
+                    }
+                    return recs.stream().anyMatch(r -> r.apiKey() == 0 && !held.segmentId().equals(segmentId(r))
+                            && r.record().get("startOffset").asLong() <= held.start()
+                            && held.start() <= r.record().get("endOffset").asLong()
+                            && hasState(recs, segmentId(r), 1, 1));
+                });
+        awaitQuiet(Duration.ofSeconds(6), Duration.ofSeconds(90));
+        Thread.sleep(2500);
+        List<Rec> recs = recordsOf(id);
+        boolean deleted = hasState(recs, held.segmentId(), 1, 3);
+        assertFalse(hasState(recs, held.segmentId(), 1, 1), "the abandoned upload was finished after all");
+        int read = checkAcknowledgedReadable(topic, producer.acked, 0);
+        assertEquals(0, (long) Tiered.offsets(admin, topic, 1, OffsetSpec.earliest()).values().iterator().next());
+        int[] segs = checkDumps(id);
+        say("(g1) %s: leader %d killed (-9) with segment %s [%d-%d] COPY_SEGMENT_STARTED and not FINISHED (upload held "
+                + "by the file RSM, %d uploads done, producer running); after the restart %s; %d sent, %d acknowledged, "
+                + "all read back from 0 (%d read), none twice; the 3 brokers' dumps hold the same %d segments, finished "
+                + "ones never overlap, %d started-only (each covered by finished segments), none DELETE_SEGMENT_STARTED",
+                topic, victim, held.segmentId(), held.start(), held.end(), copiesAtKill,
+                deleted ? "it was deleted (DELETE_SEGMENT_FINISHED)" : "its offsets were uploaded again under a new id",
+                producer.sent.get(), producer.acked.size(), read, segs[0], segs[1]);
+    }
+
+    @Test
+    @Order(9)
+    void killNineOfTheLeaderBetweenDeleteStartedAndFinishedCompletesTheDeletion() throws Exception {
+        String topic = "plug-h";
+        Map<String, String> cfg = new HashMap<>(Tiered.topicConfigs());
+        cfg.put("min.insync.replicas", "2");
+        cfg.put("retention.bytes", "49152");
+        Uuid id = Tiered.create(admin, topic, 1, 3, cfg);
+        Path hold = c.remoteDir().resolve("hold-delete-" + topic);
+        Files.createFile(hold);
+        BackgroundProducer producer = new BackgroundProducer(topic);
+        Held held;
+        int victim;
+        try (producer) {
+            held = awaitHeld("delete", topic);
+            victim = leader(topic, 0);
+            assertEquals(Integer.toString(victim), held.broker(), "the deletion is held on another broker than the leader");
+            KafkaCluster.await(topic + ": DELETE_SEGMENT_STARTED of " + held.segmentId(), Duration.ofSeconds(30),
+                    () -> hasState(recordsOf(id), held.segmentId(), 1, 2));
+            assertFalse(hasState(recordsOf(id), held.segmentId(), 1, 3), "DELETE_SEGMENT_FINISHED already written");
+            assertTrue(remoteSegmentDirs(topic).contains(held.segmentId()), "the held segment's files are already gone");
+            c.killBroker(victim);
+            Files.delete(hold);
+            Thread.sleep(3000);
+        }
+        c.restartBroker(victim);
+        KafkaCluster.await(topic + ": DELETE_SEGMENT_FINISHED of " + held.segmentId() + " and its tombstones", TIER_WAIT, () -> {
+            List<Rec> recs = recordsOf(id);
+            return hasState(recs, held.segmentId(), 1, 3)
+                    && recs.stream().anyMatch(r -> r.tombstone() && r.key().contains(":" + held.end() + ":"));
+        });
+        awaitQuiet(Duration.ofSeconds(6), Duration.ofSeconds(90));
+        Thread.sleep(2500);
+        List<Rec> recs = recordsOf(id);
+        long finishedRecords = recs.stream().filter(r -> r.apiKey() == 1 && r.state() == 3 && held.segmentId().equals(segmentId(r))).count();
+        assertEquals(1, finishedRecords, "DELETE_SEGMENT_FINISHED records of " + held.segmentId());
+        long tombstones = recs.stream().filter(r -> r.tombstone() && r.key().contains(":" + held.end() + ":")).count();
+        int finisher = recs.stream().filter(r -> r.apiKey() == 1 && r.state() == 3 && held.segmentId().equals(segmentId(r)))
+                .findFirst().orElseThrow().record().get("brokerId").asInt();
+        assertTrue(journalSegments("DELETE", topic).contains(held.segmentId()), "the file RSM never deleted " + held.segmentId());
+        assertFalse(remoteSegmentDirs(topic).contains(held.segmentId()), "remote files of " + held.segmentId() + " are still there");
+        long logStart = Tiered.offsets(admin, topic, 1, OffsetSpec.earliest()).values().iterator().next();
+        assertTrue(logStart > held.end(), "log start offset " + logStart + " is not past the deleted segment's end " + held.end());
+        int read = checkAcknowledgedReadable(topic, producer.acked, -1);
+        int[] segs = checkDumps(id);
+        say("(g2) %s: leader %d killed (-9) with segment %s [%d-%d] DELETE_SEGMENT_STARTED and not FINISHED (deletion "
+                + "held by the file RSM, producer running); after the restart: one DELETE_SEGMENT_FINISHED (by broker %d), "
+                + "%d tombstones of its key, its remote files gone, log start %d; %d sent, %d acknowledged, every one from the log start "
+                + "read back (%d read), none twice; the 3 brokers' dumps hold the same %d segments, finished ones never "
+                + "overlap, %d started-only (covered), none DELETE_SEGMENT_STARTED",
+                topic, victim, held.segmentId(), held.start(), held.end(), finisher, tombstones, logStart, producer.sent.get(),
+                producer.acked.size(), read, segs[0], segs[1]);
     }
 }

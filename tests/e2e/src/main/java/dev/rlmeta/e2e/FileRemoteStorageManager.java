@@ -45,6 +45,13 @@ import org.apache.kafka.server.log.remote.storage.RemoteStorageManager;
  * {@code COPY <topicIdPartition> <segmentId> <startOffset> <endOffset> <bytes>} or
  * {@code DELETE <topicIdPartition> <segmentId> <startOffset> <endOffset>}. The harness script
  * polls that journal to know when copies and retention deletions have happened.
+ *
+ * <p>Holds, so that a test can kill a broker in the middle of an upload or a deletion: while a
+ * file {@code <dir>/hold-copy-<topic>} (or {@code hold-delete-<topic>}) exists, a copy (delete)
+ * of a segment of that topic first appends {@code HOLD-COPY <topicIdPartition> <segmentId>
+ * <startOffset> <endOffset> broker=<id>} ({@code HOLD-DELETE ...}) to the journal, then waits
+ * until the file is gone (at most 5 minutes) before doing its work. The broker has then written
+ * COPY_SEGMENT_STARTED (DELETE_SEGMENT_STARTED) and not yet the matching FINISHED record.
  */
 public class FileRemoteStorageManager implements RemoteStorageManager {
     public static final String DIR_CONFIG = "dir";
@@ -57,7 +64,10 @@ public class FileRemoteStorageManager implements RemoteStorageManager {
     private static final String LEADER_EPOCH = "leader-epoch.checkpoint";
     private static final String JOURNAL = "journal.txt";
 
+    private static final long HOLD_LIMIT_MS = 300_000;
+
     private volatile Path root;
+    private volatile String brokerId = "?";
 
     @Override
     public void configure(Map<String, ?> configs) {
@@ -67,6 +77,8 @@ public class FileRemoteStorageManager implements RemoteStorageManager {
                     + "' (broker config rsm.config." + DIR_CONFIG + ")");
         }
         root = Paths.get(dir.toString()).toAbsolutePath();
+        Object id = configs.get("broker.id");
+        brokerId = id == null ? "?" : id.toString();
         try {
             Files.createDirectories(root);
         } catch (IOException e) {
@@ -95,6 +107,7 @@ public class FileRemoteStorageManager implements RemoteStorageManager {
             RemoteLogSegmentMetadata md, LogSegmentData data) throws RemoteStorageException {
         Path dest = segmentDir(md);
         Path tmp = dest.resolveSibling(dest.getFileName() + ".tmp");
+        hold("copy", md);
         try {
             Files.createDirectories(dest.getParent());
             deleteTree(tmp);
@@ -202,6 +215,7 @@ public class FileRemoteStorageManager implements RemoteStorageManager {
     @Override
     public void deleteLogSegmentData(RemoteLogSegmentMetadata md) throws RemoteStorageException {
         Path dir = segmentDir(md);
+        hold("delete", md);
         try {
             boolean existed = Files.exists(dir);
             deleteTree(dir);
@@ -215,6 +229,27 @@ public class FileRemoteStorageManager implements RemoteStorageManager {
 
     @Override
     public void close() {
+    }
+
+    /** Waits while the hold file of this kind and topic exists (see the class comment). */
+    private void hold(String kind, RemoteLogSegmentMetadata md) throws RemoteStorageException {
+        Path marker = root().resolve("hold-" + kind + "-" + md.topicIdPartition().topic());
+        if (!Files.exists(marker)) {
+            return;
+        }
+        try {
+            journal("HOLD-" + kind.toUpperCase(java.util.Locale.ROOT) + " " + md.topicIdPartition() + " "
+                    + md.remoteLogSegmentId().id() + " " + md.startOffset() + " " + md.endOffset() + " broker=" + brokerId);
+            long deadline = System.currentTimeMillis() + HOLD_LIMIT_MS;
+            while (Files.exists(marker) && System.currentTimeMillis() < deadline) {
+                Thread.sleep(100);
+            }
+        } catch (IOException e) {
+            throw new RemoteStorageException("writing the journal under " + root() + " failed", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RemoteStorageException("interrupted while held by " + marker, e);
+        }
     }
 
     private synchronized void journal(String line) throws IOException {
