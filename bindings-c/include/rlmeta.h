@@ -385,6 +385,21 @@ uint32_t rlmeta_metadata_partition(const char *topic_id,
                                    struct RlmetaError **err);
 
 /**
+ * The level (0, 1 or 2) of one metadata partition read to its end, on a cluster without the
+ * finalized feature, written to `*out_level`: the higher of its level record's (`record_level`
+ * 0..2, or -1 when the partition holds none) and the one the topic's `cleanup.policy` implies
+ * (core `feature::topic_level_with_policy`; level 1's retention expires the level records).
+ * A `record_level` outside -1..2 or an unknown policy is `RLMETA_INVALID_ARGUMENT`.
+ *
+ * # Safety
+ * `cleanup_policy` is a NUL-terminated string; `out_level` is writable; `err` is NULL or writable.
+ */
+uint32_t rlmeta_partition_level_with_policy(int32_t record_level,
+                                            const char *cleanup_policy,
+                                            int32_t *out_level,
+                                            struct RlmetaError **err);
+
+/**
  * The error code of the kind of fault that a Kafka exception text names (as in the `error` and
  * `causes` of Kafka's conformance vectors), or 0 when it names none that rlmeta distinguishes
  * (or `text` is NULL or not UTF-8).

@@ -272,3 +272,18 @@ pub extern "system" fn Java_dev_rlmeta_RlMeta_errorKindName<'l>(
         }
     })
 }
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_RlMeta_partitionLevelWithPolicy<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    record_level: jint,
+    cleanup_policy: JString<'l>,
+) -> jint {
+    call(env, |env| {
+        let policy = string(env, &cleanup_policy, "cleanupPolicy")?;
+        core(env, || {
+            crate::partition_level_with_policy(record_level, &policy)
+        })
+    })
+}

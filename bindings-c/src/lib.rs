@@ -394,6 +394,56 @@ pub unsafe extern "C" fn rlmeta_metadata_partition(
     })
 }
 
+// ------------------------------------------------------------------------------- feature level
+
+/// The level (0, 1 or 2) of one metadata partition read to its end, on a cluster without the
+/// finalized feature, written to `*out_level`: the higher of its level record's (`record_level`
+/// 0..2, or -1 when the partition holds none) and the one the topic's `cleanup.policy` implies
+/// (core `feature::topic_level_with_policy`; level 1's retention expires the level records).
+/// A `record_level` outside -1..2 or an unknown policy is `RLMETA_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// `cleanup_policy` is a NUL-terminated string; `out_level` is writable; `err` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rlmeta_partition_level_with_policy(
+    record_level: i32,
+    cleanup_policy: *const c_char,
+    out_level: *mut i32,
+    err: *mut *mut RlmetaError,
+) -> u32 {
+    guard(err, || {
+        out_arg(out_level, "out_level")?;
+        // SAFETY: the caller's promise on `cleanup_policy`.
+        let policy = unsafe { str_arg(cleanup_policy, "cleanup_policy") }?;
+        let level = partition_level_with_policy(record_level, policy)?;
+        // SAFETY: checked above.
+        unsafe { write_out(out_level, level) };
+        Ok(())
+    })
+}
+
+/// The core call shared by the C ABI and JNI: `record_level` -1 is "read, no level record".
+pub(crate) fn partition_level_with_policy(record_level: i32, policy: &str) -> rlmeta::Result<i32> {
+    use rlmeta::feature::{MetadataLevel, PartitionLevel, topic_level_with_policy};
+    let record = match record_level {
+        -1 => None,
+        l => Some(
+            i16::try_from(l)
+                .map_err(|_| {
+                    rlmeta::Error::field(
+                        rlmeta::ErrorKind::InvalidArgument,
+                        "record_level",
+                        format!("{l} is not a level (-1, 0, 1 or 2)"),
+                    )
+                })
+                .and_then(MetadataLevel::from_level)?,
+        ),
+    };
+    Ok(i32::from(
+        topic_level_with_policy(&[PartitionLevel::Read(record)], policy)?.level(),
+    ))
+}
+
 // ------------------------------------------------------------------------------- error kinds
 
 /// The error code of the kind of fault that a Kafka exception text names (as in the `error` and

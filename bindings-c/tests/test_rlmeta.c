@@ -320,6 +320,38 @@ static void test_panic(void) {
     printf("skip api: a panic cannot be provoked through the C ABI (covered by a Rust unit test)\n");
 }
 
+/* The level of a read metadata partition: the higher of its level record's (-1: none) and the
+ * one its topic's cleanup.policy implies (level 1's retention expires the level records). */
+static void test_partition_level_with_policy(void) {
+    static const struct { int32_t record; const char *policy; int32_t want; } cases[] = {
+        {-1, "delete", 0},         {-1, "compact,delete", 1}, {-1, "delete,compact", 1},
+        {-1, "compact", 1},        {0, "compact,delete", 1},  {1, "delete", 1},
+        {1, "compact,delete", 1},  {2, "compact,delete", 2},  {2, "compact", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int32_t got = -9;
+        uint32_t st = rlmeta_partition_level_with_policy(cases[i].record, cases[i].policy, &got, NULL);
+        check(st == RLMETA_OK && got == cases[i].want,
+              "partition_level_with_policy(%" PRId32 ", %s) = %" PRId32 " (got %" PRId32 ", status %" PRIu32 ")",
+              cases[i].record, cases[i].policy, cases[i].want, got, st);
+    }
+    int32_t got = -9;
+    RlmetaError *err = NULL;
+    uint32_t st = rlmeta_partition_level_with_policy(-1, "retain", &got, &err);
+    check(st == RLMETA_INVALID_ARGUMENT && got == -9 && streq(rlmeta_error_field(err), "cleanup.policy"),
+          "partition_level_with_policy: an unknown policy is invalid_argument on cleanup.policy");
+    rlmeta_error_free(err);
+    err = NULL;
+    st = rlmeta_partition_level_with_policy(3, "compact", &got, &err);
+    check(st == RLMETA_INVALID_ARGUMENT && got == -9 && rlmeta_error_message(err),
+          "partition_level_with_policy: record level 3 is invalid_argument");
+    rlmeta_error_free(err);
+    check(rlmeta_partition_level_with_policy(-1, NULL, &got, NULL) == RLMETA_INVALID_ARGUMENT,
+          "partition_level_with_policy: NULL policy");
+    check(rlmeta_partition_level_with_policy(-1, "delete", NULL, NULL) == RLMETA_INVALID_ARGUMENT,
+          "partition_level_with_policy: NULL output");
+}
+
 static void api_tests(void) {
     RlmetaBuf value = {0};
     test_version();
@@ -331,6 +363,7 @@ static void api_tests(void) {
         test_errors(&value);
         test_keys(&value);
     }
+    test_partition_level_with_policy();
     test_panic();
     rlmeta_buf_free(&value);
     store_api_tests();

@@ -1,7 +1,8 @@
 # The broker plugin and its tests against real Kafka 4.4.0 (included by the top Makefile).
 #   plugin              build/rlmeta-kafka-plugin.jar: dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager,
 #                       rlmeta's Java library and the release native library in one jar (Kafka not bundled)
-#   plugin-test         JUnit: the plugin driven through Kafka's RLMM interface against a real broker
+#   plugin-test         JUnit: the plugin driven through Kafka's RLMM interface against a real broker, and
+#                       its level from cleanup.policy once no level record is left (PluginPolicyLevelTest)
 #   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/),
 #                       then a rolling upgrade at level 0 (one stock TBRLMM broker, two plugin brokers)
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
@@ -10,6 +11,7 @@ PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
 CLUSTER_DIR     := tests/cluster
 CLUSTER_REPORTS := $(CLUSTER_DIR)/target/surefire-reports
 CLUSTER_TESTS   := PluginClusterTest,RollingUpgradeTest
+PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest
 
 .PHONY: plugin plugin-test cluster-test cluster-stock-test
 
@@ -34,7 +36,7 @@ define cluster_run
 endef
 
 plugin-test: plugin
-	$(call cluster_run,PluginApiTest,plugin-test,$(PLUGIN_JAR))
+	$(call cluster_run,$(PLUGIN_TESTS),plugin-test,$(PLUGIN_JAR))
 
 cluster-test: plugin
 	$(call cluster_run,$(CLUSTER_TESTS),cluster-test,$(PLUGIN_JAR))

@@ -44,6 +44,15 @@ public final class RlMeta {
     public static native int metadataPartition(String topicId, int partition, int numPartitions);
 
     /**
+     * The level (0, 1 or 2) of a metadata partition read to its end, on a cluster without the
+     * finalized feature: the higher of its level record's ({@code recordLevel} 0..2, or -1 when it
+     * holds none) and the level the topic's {@code cleanup.policy} implies ({@code delete}: 0,
+     * {@code compact,delete} or {@code compact}: at least 1), since level 1's retention expires the
+     * level records. An unknown policy or level throws {@link RlMetaException.InvalidArgument}.
+     */
+    public static native int partitionLevelWithPolicy(int recordLevel, String cleanupPolicy);
+
+    /**
      * The error code of the kind of fault a Kafka exception text names, or 0 when it names none
      * that rlmeta distinguishes (used to compare rlmeta's errors with Kafka's).
      */

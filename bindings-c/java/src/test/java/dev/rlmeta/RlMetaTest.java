@@ -139,4 +139,22 @@ class RlMetaTest {
             assertEquals(3, RlMeta.keyParse(SEGMENT_KEY).partition());
         }
     }
+
+    @Test
+    void partitionLevelTakesTheHigherOfRecordAndPolicy() {
+        assertEquals(0, RlMeta.partitionLevelWithPolicy(-1, "delete"));
+        assertEquals(1, RlMeta.partitionLevelWithPolicy(-1, "compact,delete"));
+        assertEquals(1, RlMeta.partitionLevelWithPolicy(-1, "delete, compact"));
+        assertEquals(1, RlMeta.partitionLevelWithPolicy(-1, "compact"));
+        assertEquals(1, RlMeta.partitionLevelWithPolicy(0, "compact,delete"));
+        assertEquals(1, RlMeta.partitionLevelWithPolicy(1, "delete"));
+        assertEquals(2, RlMeta.partitionLevelWithPolicy(2, "compact,delete"));
+        assertEquals(2, RlMeta.partitionLevelWithPolicy(2, "compact"));
+        RlMetaException.InvalidArgument p = assertThrows(RlMetaException.InvalidArgument.class,
+                () -> RlMeta.partitionLevelWithPolicy(-1, "retain"));
+        assertEquals("cleanup.policy", p.getField());
+        assertThrows(RlMetaException.InvalidArgument.class, () -> RlMeta.partitionLevelWithPolicy(3, "compact"));
+        assertThrows(RlMetaException.InvalidArgument.class, () -> RlMeta.partitionLevelWithPolicy(-2, "delete"));
+        assertThrows(NullPointerException.class, () -> RlMeta.partitionLevelWithPolicy(-1, null));
+    }
 }

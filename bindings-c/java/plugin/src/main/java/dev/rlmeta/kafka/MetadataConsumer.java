@@ -25,6 +25,8 @@ import org.slf4j.LoggerFactory;
 
 import dev.rlmeta.MetadataStore;
 import dev.rlmeta.Outcome;
+import dev.rlmeta.RlMeta;
+import dev.rlmeta.RlMetaException;
 
 /**
  * The one consumer thread of the plugin: reads the metadata partitions that hold the user
@@ -63,6 +65,8 @@ final class MetadataConsumer implements Runnable {
     private final int[] levels;                // per metadata partition: 0..2, or UNKNOWN_LEVEL
     private final long[] levelOffsets;
     private int finalizedLevel = -1;
+    private String cleanupPolicy;             // of the metadata topic; null until read
+    private final int[] writeLevels;          // per metadata partition: the level last used for writes, or -1
     private final AtomicLong[] counters = new AtomicLong[16]; // by outcome code (Outcome); 14 = rejected
     private final List<Waiter> waiters = new ArrayList<>();
     private volatile boolean dirty = true;
@@ -78,6 +82,8 @@ final class MetadataConsumer implements Runnable {
         this.onInitialized = onInitialized;
         this.positions = new AtomicLongArray(numPartitions);
         this.levels = new int[numPartitions];
+        this.writeLevels = new int[numPartitions];
+        java.util.Arrays.fill(writeLevels, UNKNOWN_LEVEL);
         this.levelOffsets = new long[numPartitions];
         this.endAtFirstRead = new long[numPartitions];
         this.levelRecordSeen = new boolean[numPartitions];
@@ -118,10 +124,41 @@ final class MetadataConsumer implements Runnable {
 
     /**
      * The level writes use: the cluster's finalized remote.log.metadata.version where it has one
-     * (a Kafka with KIP-1266; it wins), else the partition's level record (unknown until read).
+     * (a Kafka with KIP-1266; it wins), else the higher of the partition's level record (none: 0)
+     * and the level the topic's cleanup.policy implies; unknown until both are read.
      */
     synchronized int level(int metadataPartition) {
-        return finalizedLevel >= 0 ? finalizedLevel : levels[metadataPartition];
+        if (finalizedLevel >= 0) {
+            return finalizedLevel;
+        }
+        int mp = metadataPartition;
+        if (levels[mp] == UNKNOWN_LEVEL || cleanupPolicy == null) {
+            return UNKNOWN_LEVEL; // not read to its end, or the topic's cleanup.policy not read yet: never 0
+        }
+        int level;
+        try {
+            // the core's rule: the higher of the level record's and the one cleanup.policy implies
+            // (level 1's retention expires the level records themselves)
+            level = RlMeta.partitionLevelWithPolicy(levelRecordSeen[mp] ? levels[mp] : -1, cleanupPolicy);
+        } catch (RlMetaException e) {
+            log.warn("rlmeta: {}-{}: level unknown: {}", topic, mp, e.getMessage());
+            return UNKNOWN_LEVEL;
+        }
+        if (level != writeLevels[mp]) {
+            log.info("rlmeta: {}-{}: writes at remote.log.metadata.version level {} (was {}; level record {}, "
+                    + "cleanup.policy {})", topic, mp, level, writeLevels[mp] < 0 ? "unknown" : writeLevels[mp],
+                    levelRecordSeen[mp] ? levels[mp] : "none", cleanupPolicy);
+            writeLevels[mp] = level;
+        }
+        return level;
+    }
+
+    /** The topic's cleanup.policy as last read from the cluster (null: not read yet, the level stays unknown). */
+    synchronized void setCleanupPolicy(String policy) {
+        if (policy != null && !policy.equals(cleanupPolicy)) {
+            log.info("rlmeta: {} cleanup.policy is {} (was {})", topic, policy, cleanupPolicy == null ? "not read" : cleanupPolicy);
+            cleanupPolicy = policy;
+        }
     }
 
     /** The finalized feature level, or -1 where the cluster finalizes none (stock 4.4.0). */
@@ -374,7 +411,8 @@ final class MetadataConsumer implements Runnable {
     /** The host's part of the diagnostic dump (JSON object fields, no braces). */
     synchronized String statusJson() {
         StringBuilder sb = new StringBuilder();
-        sb.append("\"finalizedLevel\":").append(finalizedLevel).append(",\"levels\":[");
+        sb.append("\"finalizedLevel\":").append(finalizedLevel).append(",\"cleanupPolicy\":")
+                .append(cleanupPolicy == null ? "null" : "\"" + cleanupPolicy + "\"").append(",\"levels\":[");
         for (int p = 0; p < numPartitions; p++) {
             sb.append(p == 0 ? "" : ",").append(levels[p]);
         }

@@ -23,6 +23,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -32,6 +34,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.ReplicaNotAvailableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -82,6 +85,9 @@ import dev.rlmeta.RlMetaException;
 public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager {
     private static final Logger log = LoggerFactory.getLogger(RlmetaRemoteLogMetadataManager.class);
     public static final String DUMP_PATH = "rlmeta.dump.path";
+    /** How often the metadata topic's cleanup.policy is read again (ms; default one minute). */
+    public static final String POLICY_REFRESH_MS = "rlmeta.policy.refresh.ms";
+    static final long DEFAULT_POLICY_REFRESH_MS = 60_000;
     /** The level record (core/src/feature.rs, docs/FEATURE-LEVEL.md). */
     static final byte[] LEVEL_RECORD_KEY = "remote.log.metadata.version".getBytes(StandardCharsets.US_ASCII);
     static final int FRESH_TOPIC_LEVEL = 2;
@@ -102,6 +108,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private volatile boolean closed;
     private volatile Thread initThread;
     private volatile Thread dumpThread;
+    private volatile Thread policyThread;
+    private long policyRefreshMs = DEFAULT_POLICY_REFRESH_MS;
     private volatile Path dumpPath;
     private String topic;
     private int numPartitions;
@@ -125,6 +133,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         numPartitions = c.metadataTopicPartitionsCount();
         Object dump = configs.get(DUMP_PATH);
         dumpPath = dump == null || dump.toString().isBlank() ? null : Path.of(dump.toString());
+        Object refresh = configs.get(POLICY_REFRESH_MS);
+        policyRefreshMs = refresh == null ? DEFAULT_POLICY_REFRESH_MS : Math.max(100, Long.parseLong(refresh.toString()));
         config = c;
         store = new MetadataStore();
         consumer = new MetadataConsumer(topic, numPartitions, store, storeLock, this::markInitialized);
@@ -165,8 +175,13 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                     writeLevelRecords(FRESH_TOPIC_LEVEL);
                     levelRecordsDue = false;
                 }
+                consumer.setCleanupPolicy(cleanupPolicy(admin));
                 consumer.start(new KafkaConsumer<>(c.consumerProperties(), new ByteArrayDeserializer(),
                         new ByteArrayDeserializer()));
+                Thread pt = new Thread(this::policyLoop, "RlmetaRLMMCleanupPolicy");
+                pt.setDaemon(true);
+                policyThread = pt;
+                pt.start();
                 ready = true;
                 log.info("rlmeta RLMM initialized on broker {} after {} attempt(s)", brokerId, attempt);
                 return;
@@ -190,6 +205,38 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         var finalized = a.describeFeatures().featureMetadata().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS)
                 .finalizedFeatures().get(FEATURE);
         return finalized == null ? -1 : finalized.maxVersionLevel();
+    }
+
+    /** The metadata topic's cleanup.policy as the cluster has it now. */
+    private String cleanupPolicy(Admin a) throws Exception {
+        ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        Config cfg = a.describeConfigs(List.of(r)).all().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS).get(r);
+        ConfigEntry e = cfg == null ? null : cfg.get("cleanup.policy");
+        if (e == null || e.value() == null) {
+            throw new IllegalStateException(topic + " has no cleanup.policy in its described configs");
+        }
+        return e.value();
+    }
+
+    /**
+     * Reads the topic's cleanup.policy again every policy.refresh.ms: the level-1 records expire under
+     * level 1's own retention, and the policy then carries the level (core feature rule). A failed
+     * read keeps the policy last read.
+     */
+    private void policyLoop() {
+        while (!closed) {
+            try {
+                Thread.sleep(policyRefreshMs);
+                consumer.setCleanupPolicy(cleanupPolicy(admin));
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                if (!closed) {
+                    log.warn("rlmeta RLMM could not read the cleanup.policy of {} ({}); keeping the last one read",
+                            topic, e.toString());
+                }
+            }
+        }
     }
 
     /** true if this call created the topic. */
@@ -297,6 +344,10 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         Admin a = admin;
         if (a != null) {
             a.close(Duration.ofSeconds(5));
+        }
+        Thread pt = policyThread;
+        if (pt != null) {
+            pt.interrupt();
         }
         Thread d = dumpThread;
         if (d != null) {
