@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -371,7 +372,7 @@ static void test_store_outcomes_and_errors(void) {
 typedef struct reader {
     RlmetaStore *store;
     atomic_int *stop;
-    long answers, failures;
+    atomic_long answers, failures;
 } reader;
 
 static void *read_loop(void *arg) {
@@ -381,9 +382,9 @@ static void *read_loop(void *arg) {
         int64_t hi;
         if (rlmeta_store_segments(r->store, MSB, LSB, 0, false, 0, &list, NULL) != RLMETA_OK ||
             rlmeta_store_highest_offset_for_epoch(r->store, MSB, LSB, 0, 5, &hi, NULL) != RLMETA_OK)
-            r->failures++;
+            atomic_fetch_add(&r->failures, 1);
         else
-            r->answers++;
+            atomic_fetch_add(&r->answers, 1);
         rlmeta_buf_list_free(&list);
     }
     return NULL;
@@ -398,6 +399,10 @@ static void test_store_threads(void) {
     reader readers[2] = {{s, &stop, 0, 0}, {s, &stop, 0, 0}};
     pthread_t threads[2];
     for (int i = 0; i < 2; i++) pthread_create(&threads[i], NULL, read_loop, &readers[i]);
+    /* Both readers are querying before the first apply (under valgrind threads run one at a
+       time, and the writer could otherwise finish before a reader was ever scheduled). */
+    for (int i = 0; i < 2; i++)
+        while (atomic_load(&readers[i].answers) + atomic_load(&readers[i].failures) == 0) sched_yield();
     int segments = 200, applied = 0;
     for (int i = 0; i < segments; i++) {
         char doc[sizeof COPY_STARTED + 64];
@@ -418,9 +423,11 @@ static void test_store_threads(void) {
     }
     atomic_store(&stop, 1);
     for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL);
-    check(applied == segments && readers[0].failures + readers[1].failures == 0 && readers[0].answers > 0,
+    long a0 = atomic_load(&readers[0].answers), a1 = atomic_load(&readers[1].answers);
+    long failures = atomic_load(&readers[0].failures) + atomic_load(&readers[1].failures);
+    check(applied == segments && failures == 0 && a0 > 0 && a1 > 0,
           "applies beside two query threads: %d applied, %ld and %ld answers, %ld failures",
-          applied, readers[0].answers, readers[1].answers, readers[0].failures + readers[1].failures);
+          applied, a0, a1, failures);
     rlmeta_store_free(s);
 }
 
