@@ -294,6 +294,9 @@ class MetadataStoreTest {
             r.start();
             readers.add(r);
         }
+        // The readers are querying before the first apply (on a loaded machine the applies could
+        // otherwise all finish before a reader thread ran).
+        while (answers.get() == 0 && errors.isEmpty()) Thread.onSpinWait();
         int segments = 300;
         for (int i = 0; i < segments; i++) {
             new Batch().add(i, null, SERDE.serialize(started(new Uuid(1, i), i * 10L, i * 10L + 9, 1))).applyTo(s);
