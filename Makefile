@@ -19,7 +19,7 @@ VPY     := $(VENV)/bin/python
 VECTORS := $(wildcard tests/vectors/*.json) $(wildcard tests/plans/*.json)
 CONFORMANCE := target/release/rlmeta-conformance
 
-.PHONY: help setup setup-rust setup-py setup-node setup-browser test demo examples-test crafted-check lint rust-test conformance bench
+.PHONY: help setup setup-rust setup-py setup-node test demo examples-test crafted-check lint rust-test conformance bench
 help:
 	@echo "make demo   run the main job on embedded sample data"
 	@echo "make test   install what is needed, then run every test of every language"
@@ -41,8 +41,7 @@ setup-py:
 	$(VPY) -m pip install -q maturin==$(MATURIN_VERSION) pytest==$(PYTEST_VERSION)
 setup-node:
 	@if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --silent; fi
-setup-browser:
-	@command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
 
 # ---------------------------------------------------------------- Rust
 lint:
