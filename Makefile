@@ -42,7 +42,6 @@ setup-py:
 setup-node:
 	@if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --silent; fi
 
-
 # ---------------------------------------------------------------- Rust
 lint:
 	$(CARGO) fmt --all --check
