@@ -13,8 +13,8 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rlmeta::cache::Store;
 use rlmeta::model::{SegmentState, TopicIdPartition, Uuid};
 use rlmeta::record::{
-    LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord, SegmentMetadataUpdateRecord,
-    TopicIdPartitionEntry, Value,
+    LeaderEpochEntries, LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord,
+    SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
 };
 
 struct Counting;
@@ -103,11 +103,11 @@ fn history() -> Vec<Vec<u8>> {
                         broker_id: 1,
                         max_timestamp_ms: 1_700_000_000_000 + s,
                         event_timestamp_ms: 1_700_000_000_000 + s,
-                        segment_leader_epochs: vec![LeaderEpochEntry {
+                        segment_leader_epochs: LeaderEpochEntries::One(LeaderEpochEntry {
                             leader_epoch: epoch,
                             offset: start,
                             unknown_tagged_fields: vec![],
-                        }],
+                        }),
                         segment_size_in_bytes: 1 << 30,
                         custom_metadata: None,
                         remote_log_segment_state: 0,

@@ -382,7 +382,7 @@ pub fn value_from_record_json(api_key: i16, version: i16, record: &Json) -> Resu
             broker_id: o.int("brokerId")?,
             max_timestamp_ms: o.int("maxTimestampMs")?,
             event_timestamp_ms: o.int("eventTimestampMs")?,
-            segment_leader_epochs: epochs_from(&o)?,
+            segment_leader_epochs: epochs_from(&o)?.into(),
             segment_size_in_bytes: o.int("segmentSizeInBytes")?,
             custom_metadata: o.nullable_hex("customMetadata")?,
             remote_log_segment_state: o.int("remoteLogSegmentState")?,
@@ -416,7 +416,7 @@ pub fn value_from_record_json(api_key: i16, version: i16, record: &Json) -> Resu
             broker_id: o.int("brokerId")?,
             max_timestamp_ms: o.int("maxTimestampMs")?,
             event_timestamp_ms: o.int("eventTimestampMs")?,
-            segment_leader_epochs: epochs_from(&o)?,
+            segment_leader_epochs: epochs_from(&o)?.into(),
             segment_size_in_bytes: o.int("segmentSizeInBytes")?,
             custom_metadata: o.nullable_hex("customMetadata")?,
             remote_log_segment_state: o.int("remoteLogSegmentState")?,
@@ -478,7 +478,7 @@ pub fn event_from_json(j: &Json) -> Result<crate::plan::Event> {
             let s = o.obj("segment")?;
             let id = s.obj("remoteLogSegmentId")?;
             let epochs = epochs_from(&s)?;
-            let mut leader_epochs: Vec<(i32, i64)> =
+            let mut leader_epochs: crate::cache::LeaderEpochs =
                 epochs.iter().map(|e| (e.leader_epoch, e.offset)).collect();
             leader_epochs.sort_by_key(|(e, _)| *e);
             leader_epochs.dedup_by_key(|(e, _)| *e);
@@ -493,7 +493,7 @@ pub fn event_from_json(j: &Json) -> Result<crate::plan::Event> {
                     event_timestamp_ms: s.int("eventTimestampMs")?,
                     leader_epochs,
                     segment_size_in_bytes: s.int("segmentSizeInBytes")?,
-                    custom_metadata: s.nullable_hex("customMetadata")?.map(Cow::into_owned),
+                    custom_metadata: s.nullable_hex("customMetadata")?.map(|c| c.into()),
                     state: crate::model::SegmentState::CopySegmentStarted,
                     txn_index_empty: s.bool_or("txnIndexEmpty", false)?,
                     broker_leader_epoch: o.int("brokerLeaderEpoch")?,

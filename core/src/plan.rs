@@ -230,7 +230,7 @@ fn segment_record_value(
                 })
                 .collect(),
             segment_size_in_bytes: m.segment_size_in_bytes,
-            custom_metadata: m.custom_metadata.clone().map(Into::into),
+            custom_metadata: m.custom_metadata.as_deref().map(std::borrow::Cow::Borrowed),
             remote_log_segment_state: state.id(),
             txn_index_empty: m.txn_index_empty,
             broker_leader_epoch: if version >= 1 { upload_epoch } else { 0 },
@@ -492,7 +492,11 @@ impl Store {
             .and_then(|s| s.cache.as_ref())
             .and_then(|c| c.segment(id));
         let (broker_id, ts, cm) = m.map_or((-1, -1, None), |m| {
-            (m.broker_id, m.event_timestamp_ms, m.custom_metadata.clone())
+            (
+                m.broker_id,
+                m.event_timestamp_ms,
+                m.custom_metadata.as_deref().map(<[u8]>::to_vec),
+            )
         });
         Ok(Planned {
             key: key(tp, pair, true),

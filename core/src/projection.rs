@@ -146,7 +146,7 @@ pub fn project_growth(params: &GrowthParams) -> Result<Vec<GrowthPoint>> {
                 broker_id: 1,
                 max_timestamp_ms: now,
                 event_timestamp_ms: now,
-                leader_epochs: vec![(1, start)],
+                leader_epochs: smallvec::smallvec![(1, start)],
                 segment_size_in_bytes: params.segment_bytes as i32,
                 custom_metadata: None,
                 state: SegmentState::CopySegmentStarted,

@@ -93,6 +93,75 @@ pub struct SegmentIdEntry<'a> {
     pub unknown_tagged_fields: TaggedFields<'a>,
 }
 
+/// A segment's `segmentLeaderEpochs` as written, used as a slice. A single entry is held
+/// inline: nearly every segment has one, and decoding it should not allocate.
+#[derive(Clone)]
+pub enum LeaderEpochEntries<'a> {
+    One(LeaderEpochEntry<'a>),
+    Many(Vec<LeaderEpochEntry<'a>>),
+}
+
+impl<'a> std::ops::Deref for LeaderEpochEntries<'a> {
+    type Target = [LeaderEpochEntry<'a>];
+    fn deref(&self) -> &Self::Target {
+        match self {
+            LeaderEpochEntries::One(e) => std::slice::from_ref(e),
+            LeaderEpochEntries::Many(v) => v,
+        }
+    }
+}
+
+impl<'a> From<Vec<LeaderEpochEntry<'a>>> for LeaderEpochEntries<'a> {
+    fn from(mut v: Vec<LeaderEpochEntry<'a>>) -> Self {
+        match v.pop() {
+            Some(e) if v.is_empty() => LeaderEpochEntries::One(e),
+            Some(e) => {
+                v.push(e);
+                LeaderEpochEntries::Many(v)
+            }
+            None => LeaderEpochEntries::Many(v),
+        }
+    }
+}
+
+impl<'a> FromIterator<LeaderEpochEntry<'a>> for LeaderEpochEntries<'a> {
+    fn from_iter<I: IntoIterator<Item = LeaderEpochEntry<'a>>>(it: I) -> Self {
+        it.into_iter().collect::<Vec<_>>().into()
+    }
+}
+
+impl<'a> IntoIterator for LeaderEpochEntries<'a> {
+    type Item = LeaderEpochEntry<'a>;
+    type IntoIter = std::vec::IntoIter<LeaderEpochEntry<'a>>;
+    fn into_iter(self) -> Self::IntoIter {
+        match self {
+            LeaderEpochEntries::One(e) => vec![e].into_iter(),
+            LeaderEpochEntries::Many(v) => v.into_iter(),
+        }
+    }
+}
+
+// Compared, hashed and shown as the slice they hold, however held.
+impl PartialEq for LeaderEpochEntries<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for LeaderEpochEntries<'_> {}
+
+impl std::hash::Hash for LeaderEpochEntries<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (**self).hash(h);
+    }
+}
+
+impl std::fmt::Debug for LeaderEpochEntries<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// `SegmentLeaderEpochEntry`: a leader epoch and the first offset it wrote in the segment.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LeaderEpochEntry<'a> {
@@ -111,7 +180,7 @@ pub struct SegmentMetadataRecord<'a> {
     pub broker_id: i32,
     pub max_timestamp_ms: i64,
     pub event_timestamp_ms: i64,
-    pub segment_leader_epochs: Vec<LeaderEpochEntry<'a>>,
+    pub segment_leader_epochs: LeaderEpochEntries<'a>,
     pub segment_size_in_bytes: i32,
     pub custom_metadata: Option<Cow<'a, [u8]>>,
     pub remote_log_segment_state: i8,
@@ -160,7 +229,7 @@ pub struct SegmentMetadataSnapshotRecord<'a> {
     pub broker_id: i32,
     pub max_timestamp_ms: i64,
     pub event_timestamp_ms: i64,
-    pub segment_leader_epochs: Vec<LeaderEpochEntry<'a>>,
+    pub segment_leader_epochs: LeaderEpochEntries<'a>,
     pub segment_size_in_bytes: i32,
     pub custom_metadata: Option<Cow<'a, [u8]>>,
     pub remote_log_segment_state: i8,
@@ -428,23 +497,29 @@ fn read_segment_id<'a>(r: &mut Reader<'a>, version: i16) -> Result<SegmentIdEntr
 }
 
 #[inline(always)]
-fn read_epochs<'a>(r: &mut Reader<'a>, version: i16) -> Result<Vec<LeaderEpochEntry<'a>>> {
+fn read_epochs<'a>(r: &mut Reader<'a>, version: i16) -> Result<LeaderEpochEntries<'a>> {
     const P: &str = "segmentLeaderEpochs";
     let n = r.compact_array_len(P)?;
-    // `n` is bounded by the bytes left; each entry takes at least 13 bytes.
-    let mut out = Vec::with_capacity(n.min(r.remaining() / 13 + 1));
-    for _ in 0..n {
+    let read = |r: &mut Reader<'a>| -> Result<LeaderEpochEntry<'a>> {
         check_nested_version(r, version, P, "SegmentLeaderEpochEntry")?;
         let leader_epoch = r.i32("segmentLeaderEpochs.leaderEpoch")?;
         let offset = r.i64("segmentLeaderEpochs.offset")?;
         let unknown_tagged_fields = read_tags(r, "segmentLeaderEpochs._tags", no_known_tags)?;
-        out.push(LeaderEpochEntry {
+        Ok(LeaderEpochEntry {
             leader_epoch,
             offset,
             unknown_tagged_fields,
-        });
+        })
+    };
+    if n == 1 {
+        return Ok(LeaderEpochEntries::One(read(r)?));
     }
-    Ok(out)
+    // `n` is bounded by the bytes left; each entry takes at least 13 bytes.
+    let mut out = Vec::with_capacity(n.min(r.remaining() / 13 + 1));
+    for _ in 0..n {
+        out.push(read(r)?);
+    }
+    Ok(LeaderEpochEntries::Many(out))
 }
 
 #[inline]
@@ -654,7 +729,7 @@ pub(crate) enum Plain<'a> {
         max_timestamp_ms: i64,
         event_timestamp_ms: i64,
         /// As written (not yet sorted by epoch).
-        leader_epochs: Vec<(i32, i64)>,
+        leader_epochs: crate::cache::LeaderEpochs,
         segment_size_in_bytes: i32,
         custom_metadata: Option<&'a [u8]>,
         state: i8,
@@ -717,7 +792,7 @@ pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
         let max_timestamp_ms = r.i64("maxTimestampMs").ok()?;
         let event_timestamp_ms = r.i64("eventTimestampMs").ok()?;
         let n = r.compact_array_len("segmentLeaderEpochs").ok()?;
-        let mut leader_epochs = Vec::with_capacity(n.min(r.remaining() / 13 + 1));
+        let mut leader_epochs = crate::cache::LeaderEpochs::new();
         for _ in 0..n {
             let epoch = r.i32("segmentLeaderEpochs.leaderEpoch").ok()?;
             let offset = r.i64("segmentLeaderEpochs.offset").ok()?;
@@ -1157,7 +1232,7 @@ impl SegmentIdEntry<'_> {
     }
 }
 
-fn owned_epochs(e: Vec<LeaderEpochEntry<'_>>) -> Vec<LeaderEpochEntry<'static>> {
+fn owned_epochs(e: LeaderEpochEntries<'_>) -> LeaderEpochEntries<'static> {
     e.into_iter()
         .map(|e| LeaderEpochEntry {
             leader_epoch: e.leader_epoch,

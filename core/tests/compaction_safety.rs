@@ -135,7 +135,7 @@ impl Sim {
             broker_id: 1,
             max_timestamp_ms: self.now,
             event_timestamp_ms: self.now,
-            leader_epochs: epochs,
+            leader_epochs: epochs.into(),
             segment_size_in_bytes: 1024,
             custom_metadata: None,
             state: SegmentState::CopySegmentStarted,

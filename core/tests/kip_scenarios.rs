@@ -85,7 +85,7 @@ impl Cluster {
             broker_id: 101,
             max_timestamp_ms: self.now,
             event_timestamp_ms: self.now,
-            leader_epochs: vec![(epoch, start)],
+            leader_epochs: [(epoch, start)].into(),
             segment_size_in_bytes: 1 << 20,
             custom_metadata: None,
             state: SegmentState::CopySegmentStarted,
@@ -400,7 +400,7 @@ fn disablement_delete_policy_tombstones_every_key_and_retain_keeps_them() {
 #[test]
 fn segments_from_before_kip_1266_survive_the_expiry_of_null_key_records() {
     use rlmeta::record::{
-        LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord,
+        LeaderEpochEntries, LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord,
         SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
     };
     let id_entry = |n: i64| SegmentIdEntry {
@@ -423,11 +423,11 @@ fn segments_from_before_kip_1266_survive_the_expiry_of_null_key_records() {
                 broker_id: 1,
                 max_timestamp_ms: 1,
                 event_timestamp_ms: 1,
-                segment_leader_epochs: vec![LeaderEpochEntry {
+                segment_leader_epochs: LeaderEpochEntries::One(LeaderEpochEntry {
                     leader_epoch: 4,
                     offset: start,
                     unknown_tagged_fields: vec![],
-                }],
+                }),
                 segment_size_in_bytes: 10,
                 custom_metadata: None,
                 remote_log_segment_state: 0,

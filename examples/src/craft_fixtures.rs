@@ -64,7 +64,7 @@ fn keyed() -> rlmeta::Result<Vec<u8>> {
         broker_id: 1,
         max_timestamp_ms: 1_796_000_000_000 + start,
         event_timestamp_ms: 1_796_000_000_000 + start,
-        leader_epochs: vec![(epoch, start)],
+        leader_epochs: [(epoch, start)].into(),
         segment_size_in_bytes: 1 << 20,
         custom_metadata: None,
         state: SegmentState::CopySegmentStarted,

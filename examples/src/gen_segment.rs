@@ -73,7 +73,7 @@ fn generate(limit: usize, level: MetadataLevel) -> rlmeta::Result<Vec<u8>> {
                     broker_id: 1,
                     max_timestamp_ms: T0 + seq * 4000,
                     event_timestamp_ms: T0 + seq * 4000,
-                    leader_epochs: vec![(1, 0)],
+                    leader_epochs: [(1, 0)].into(),
                     segment_size_in_bytes: 1 << 20,
                     custom_metadata: None,
                     state: SegmentState::CopySegmentStarted,

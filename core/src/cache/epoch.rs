@@ -15,11 +15,11 @@ use crate::model::Uuid;
 /// A segment's row in its partition's segment table.
 pub(crate) type Row = u32;
 
-/// A finished segment serving the epoch from `start` up to `end` (its epoch end offset).
+/// A finished segment serving the epoch from `start` (up to its epoch end offset, which its row
+/// gives: a lookup reads the row anyway).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Serving {
     pub(crate) start: i64,
-    pub(crate) end: i64,
     pub(crate) row: Row,
 }
 
@@ -56,23 +56,25 @@ impl EpochState {
     }
 
     /// Kafka's `handleSegmentWithCopySegmentFinishedState`: segments starting at or after
-    /// `start` are displaced while this one reaches at least as far as the epoch ever did; then
-    /// a plain put (which silently forgets a same-key segment when nothing was displaced).
+    /// `start` are displaced while this one (serving up to `end`) reaches at least as far as the
+    /// epoch ever did; then a plain put (which silently forgets a same-key segment when nothing
+    /// was displaced).
     fn on_copy_finished(
         &mut self,
         highest: &mut Option<i64>,
         s: Serving,
+        end: i64,
         id: Uuid,
         id_of: impl Fn(Row) -> Uuid,
     ) {
         // Kafka evaluates "reaches as far" once, against the highest offset before this call.
-        if highest.is_none_or(|h| h <= s.end) {
+        if highest.is_none_or(|h| h <= end) {
             while let Some(old) = self.serving.back().filter(|o| o.start >= s.start).copied() {
                 self.serving.pop_back();
                 self.add_unreferenced(id_of(old.row));
             }
         }
-        match self.serving.binary_search_by_key(&s.start, |o| o.start) {
+        match self.position(s.start) {
             Ok(i) => {
                 if let Some(slot) = self.serving.get_mut(i) {
                     *slot = s;
@@ -81,13 +83,13 @@ impl EpochState {
             Err(i) => insert_at(&mut self.serving, i, s),
         }
         self.remove_unreferenced(id);
-        if highest.is_none_or(|h| s.end > h) {
-            *highest = Some(s.end);
+        if highest.is_none_or(|h| end > h) {
+            *highest = Some(end);
         }
     }
 
     fn on_delete_started(&mut self, start: i64, row: Row, id: Uuid) {
-        if let Ok(i) = self.serving.binary_search_by_key(&start, |o| o.start) {
+        if let Ok(i) = self.position(start) {
             if self.serving.get(i).is_some_and(|o| o.row == row) {
                 remove_at(&mut self.serving, i);
             }
@@ -99,11 +101,79 @@ impl EpochState {
         self.remove_unreferenced(id);
     }
 
+    /// Where a segment serving from `start` is, or would go.
+    fn position(&self, start: i64) -> Result<usize, usize> {
+        let n = count_at_or_below(&self.serving, start, |o| o.start);
+        match n.checked_sub(1).and_then(|i| self.serving.get(i)) {
+            Some(o) if o.start == start => Ok(n - 1),
+            _ => Err(n),
+        }
+    }
+
     /// The segment serving the greatest start offset at or below `offset`.
     pub(crate) fn floor(&self, offset: i64) -> Option<Serving> {
-        let i = self.serving.partition_point(|o| o.start <= offset);
-        i.checked_sub(1).and_then(|i| self.serving.get(i)).copied()
+        let n = count_at_or_below(&self.serving, offset, |o| o.start);
+        n.checked_sub(1).and_then(|i| self.serving.get(i)).copied()
     }
+}
+
+/// How many items of `d` (ascending by `key`) have a key at or below `target`: `partition_point`,
+/// found with few reads of `d`. Start offsets within an epoch, and epochs within a partition,
+/// grow about evenly, so the first read is where `target` falls between the two ends (an
+/// interpolation); from there the answer is galloped to, so that an uneven spread costs
+/// O(log n) reads, never more. A random lookup pays a cache miss per read.
+fn count_at_or_below<T>(d: &VecDeque<T>, target: i64, key: impl Fn(&T) -> i64) -> usize {
+    let n = d.len();
+    let at = |i: usize| d.get(i).map_or(i64::MAX, &key);
+    let (Some(low), Some(high)) = (d.front().map(&key), d.back().map(&key)) else {
+        return 0;
+    };
+    if target < low {
+        return 0;
+    }
+    if target >= high {
+        return n;
+    }
+    // Here low <= target < high, so n >= 2 and the guess is in 0..n - 1.
+    let span = (i128::from(high) - i128::from(low)).unsigned_abs();
+    let above = (i128::from(target) - i128::from(low)).unsigned_abs();
+    let guess = usize::try_from(above * (n as u128 - 1) / span).unwrap_or(0);
+    // Gallop to a window lo..hi holding the answer: at(lo - 1) <= target < at(hi).
+    let (mut lo, mut hi);
+    if at(guess) <= target {
+        lo = guess + 1;
+        hi = n;
+        let mut step = 1;
+        while guess + step < n {
+            if at(guess + step) > target {
+                hi = guess + step;
+                break;
+            }
+            lo = guess + step + 1;
+            step *= 2;
+        }
+    } else {
+        lo = 0;
+        hi = guess;
+        let mut step = 1;
+        while step <= guess {
+            if at(guess - step) <= target {
+                lo = guess - step + 1;
+                break;
+            }
+            hi = guess - step;
+            step *= 2;
+        }
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if at(mid) <= target {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// Inserts at `i`, taking the cheap way at either end (where nearly every insert happens).
@@ -175,7 +245,11 @@ fn find(epochs: &VecDeque<i32>, epoch: i32) -> Result<usize, usize> {
             return Err(n - k);
         }
     }
-    epochs.binary_search(&epoch)
+    let n = count_at_or_below(epochs, i64::from(epoch), |&e| i64::from(e));
+    match n.checked_sub(1).and_then(|i| epochs.get(i)) {
+        Some(&e) if e == epoch => Ok(n - 1),
+        _ => Err(n),
+    }
 }
 
 impl Epochs {
@@ -222,7 +296,7 @@ impl Epochs {
                 if state.serving.capacity() == 0 {
                     state.serving.reserve_exact(1);
                 }
-                state.on_copy_finished(&mut highest, Serving { start, end, row }, id, id_of);
+                state.on_copy_finished(&mut highest, Serving { start, row }, end, id, id_of);
                 match (h, highest) {
                     (Ok(h), Some(new)) => {
                         if let Some(slot) = self.highest_offsets.get_mut(h) {
@@ -260,8 +334,8 @@ mod tests {
     }
 
     fn finished(e: &mut EpochState, h: &mut Option<i64>, start: i64, n: u32, end: i64) {
-        let serving = Serving { start, end, row: n };
-        e.on_copy_finished(h, serving, id_of(n), id_of);
+        let serving = Serving { start, row: n };
+        e.on_copy_finished(h, serving, end, id_of(n), id_of);
     }
 
     fn floor(e: &EpochState, offset: i64) -> Option<Uuid> {
@@ -347,6 +421,40 @@ mod tests {
         e.on_copy_started(s(3));
         e.on_delete_finished(s(3));
         assert!(e.unreferenced.is_empty());
+    }
+
+    #[test]
+    fn counting_matches_partition_point_on_any_spread() {
+        use proptest::prelude::*;
+        let spread = prop_oneof![
+            proptest::collection::vec(any::<i64>(), 0..200),
+            proptest::collection::vec(-1000i64..1000, 0..200),
+            // Even offsets with a few far jumps: the interpolation guess lands far off.
+            proptest::collection::vec(
+                prop_oneof![9 => 1i64..100, 1 => 1i64..i64::MAX / 512],
+                0..200
+            )
+            .prop_map(|steps| steps
+                .iter()
+                .scan(0i64, |at, s| {
+                    *at = at.saturating_add(*s);
+                    Some(*at)
+                })
+                .collect()),
+        ];
+        proptest!(|(mut keys in spread, targets in proptest::collection::vec(any::<i64>(), 8))| {
+            keys.sort_unstable();
+            keys.dedup();
+            let d: VecDeque<i64> = keys.iter().copied().collect();
+            let mut probes: Vec<i64> = targets;
+            for &k in &keys {
+                probes.extend([k, k.saturating_sub(1), k.saturating_add(1)]);
+            }
+            probes.extend([i64::MIN, i64::MAX]);
+            for t in probes {
+                prop_assert_eq!(count_at_or_below(&d, t, |&k| k), d.partition_point(|&k| k <= t));
+            }
+        });
     }
 
     #[test]

@@ -2,14 +2,16 @@
 //!
 //! - `epoch`: one leader epoch's state (Kafka's `RemoteLogLeaderEpochState`).
 //! - `partition`: one user partition (Kafka's `RemoteLogMetadataCache`).
+//! - `table`: a partition's segment metadata by row.
 //! - `store`: all user partitions of a metadata partition, fed `(offset, key, value)` records.
 
 mod epoch;
 mod hash;
 mod partition;
 mod store;
+mod table;
 
-pub use partition::{Dropped, PartitionCache, SegmentMetadata, SegmentUpdate};
+pub use partition::{Dropped, LeaderEpochs, PartitionCache, SegmentMetadata, SegmentUpdate};
 pub use store::{Applied, Holder, KeyHolders, Orphan, PartitionDelete, Skip, Store};
 
 #[cfg(test)]

@@ -7,15 +7,21 @@
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
+use smallvec::SmallVec;
 
 use super::epoch::{EpochEvent, Epochs, Row};
 use super::hash::UuidHash;
+use super::table::Table;
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::{SegmentState, Uuid};
 use crate::record::{SegmentMetadataRecord, SegmentMetadataUpdateRecord};
 
+/// A segment's leader epochs: epoch -> the first offset it wrote, ascending by epoch. One is held
+/// inline (nearly every segment has one), more go to the heap.
+pub type LeaderEpochs = SmallVec<[(i32, i64); 1]>;
+
 /// A segment's metadata as the cache keeps it (Kafka's `RemoteLogSegmentMetadata`, without the
-/// partition, which the cache already knows).
+/// partition, which the cache already knows). Kept small: the cache holds one per live segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegmentMetadata {
     pub id: Uuid,
@@ -25,9 +31,9 @@ pub struct SegmentMetadata {
     pub max_timestamp_ms: i64,
     pub event_timestamp_ms: i64,
     /// Leader epoch -> first offset, ascending by epoch (duplicate epochs: the last one wins).
-    pub leader_epochs: Vec<(i32, i64)>,
+    pub leader_epochs: LeaderEpochs,
     pub segment_size_in_bytes: i32,
-    pub custom_metadata: Option<Vec<u8>>,
+    pub custom_metadata: Option<Box<[u8]>>,
     pub state: SegmentState,
     pub txn_index_empty: bool,
     /// The leader epoch of the broker that wrote the segment record (KIP-1266; 0 at version 0).
@@ -59,7 +65,7 @@ impl SegmentMetadata {
             event_timestamp_ms: r.event_timestamp_ms,
             leader_epochs: epochs,
             segment_size_in_bytes: r.segment_size_in_bytes,
-            custom_metadata: r.custom_metadata.as_ref().map(|c| c.to_vec()),
+            custom_metadata: r.custom_metadata.as_deref().map(Box::from),
             state,
             txn_index_empty: r.txn_index_empty,
             broker_leader_epoch: r.broker_leader_epoch,
@@ -74,7 +80,7 @@ impl SegmentMetadata {
 
     /// Leader epochs as written, in the order Kafka's sorted map holds them: ascending, the
     /// last of duplicate epochs winning.
-    pub(crate) fn sorted_epochs(mut epochs: Vec<(i32, i64)>) -> Vec<(i32, i64)> {
+    pub(crate) fn sorted_epochs(mut epochs: LeaderEpochs) -> LeaderEpochs {
         if epochs.len() > 1 {
             epochs.reverse();
             epochs.sort_by_key(|(e, _)| *e);
@@ -147,8 +153,7 @@ pub enum Dropped {
 /// through an index of rows; leader epochs name finished segments by row.
 #[derive(Clone, Debug, Default)]
 pub struct PartitionCache {
-    rows: Vec<Option<SegmentMetadata>>,
-    free: Vec<Row>,
+    table: Table,
     index: HashTable<Row>,
     epochs: Epochs,
     initialized: bool,
@@ -169,14 +174,14 @@ impl PartitionCache {
     }
 
     fn row_of(&self, id: Uuid) -> Option<Row> {
-        let rows = &self.rows;
+        let table = &self.table;
         self.index
-            .find(hash_id(id), |&r| row_id(rows, r) == Some(id))
+            .find(hash_id(id), |&r| row_id(table, r) == Some(id))
             .copied()
     }
 
     fn row(&self, row: Row) -> Option<&SegmentMetadata> {
-        self.rows.get(row as usize)?.as_ref()
+        self.table.get(row)
     }
 
     /// Kafka's `addCopyInProgressSegment`.
@@ -198,26 +203,21 @@ impl PartitionCache {
         }
         let id = m.id;
         let row = match existing {
-            Some(r) => r,
-            None => match self.free.pop() {
-                Some(r) => r,
-                None => {
-                    self.rows.push(None);
-                    Row::try_from(self.rows.len() - 1).unwrap_or(Row::MAX)
-                }
-            },
+            Some(r) => {
+                self.table.set(r, m);
+                r
+            }
+            None => {
+                let r = self.table.insert(m);
+                let table = &self.table;
+                self.index
+                    .insert_unique(hash_id(id), r, |&r| row_id(table, r).map_or(0, hash_id));
+                r
+            }
         };
-        for &(epoch, _) in &m.leader_epochs {
-            self.epochs
-                .apply(epoch, row, id, EpochEvent::CopyStarted, |_| id);
-        }
-        if let Some(slot) = self.rows.get_mut(row as usize) {
-            *slot = Some(m);
-        }
-        if existing.is_none() {
-            let rows = &self.rows;
-            self.index
-                .insert_unique(hash_id(id), row, |&r| row_id(rows, r).map_or(0, hash_id));
+        let (table, epochs) = (&self.table, &mut self.epochs);
+        for &(epoch, _) in table.get(row).map_or(&[][..], |m| &m.leader_epochs) {
+            epochs.apply(epoch, row, id, EpochEvent::CopyStarted, |_| id);
         }
         Ok(())
     }
@@ -231,7 +231,7 @@ impl PartitionCache {
         let Some(row) = self.row_of(u.id) else {
             return Err(unknown);
         };
-        let Some(m) = self.rows.get_mut(row as usize).and_then(Option::as_mut) else {
+        let Some(m) = self.table.get_mut(row) else {
             return Err(unknown);
         };
         if !SegmentState::is_valid_transition(Some(m.state), u.state) {
@@ -248,13 +248,13 @@ impl PartitionCache {
         // from the update, everything else stays.
         m.broker_id = u.broker_id;
         m.event_timestamp_ms = u.event_timestamp_ms;
-        m.custom_metadata.clone_from(&u.custom_metadata);
+        m.custom_metadata = u.custom_metadata.as_deref().map(Box::from);
         m.state = u.state;
-        let (rows, epochs) = (&self.rows, &mut self.epochs);
-        let Some(m) = rows.get(row as usize).and_then(Option::as_ref) else {
+        let (table, epochs) = (&self.table, &mut self.epochs);
+        let Some(m) = table.get(row) else {
             return Err(unknown);
         };
-        let id_of = |r: Row| row_id(rows, r).unwrap_or_default();
+        let id_of = |r: Row| row_id(table, r).unwrap_or_default();
         for (i, &(epoch, start)) in m.leader_epochs.iter().enumerate() {
             let event = match u.state {
                 SegmentState::CopySegmentFinished => {
@@ -270,17 +270,14 @@ impl PartitionCache {
             epochs.apply(epoch, row, u.id, event, id_of);
         }
         if u.state == SegmentState::DeleteSegmentFinished {
-            let rows = &self.rows;
+            let table = &self.table;
             if let Ok(entry) = self
                 .index
-                .find_entry(hash_id(u.id), |&r| row_id(rows, r) == Some(u.id))
+                .find_entry(hash_id(u.id), |&r| row_id(table, r) == Some(u.id))
             {
                 entry.remove();
             }
-            if let Some(slot) = self.rows.get_mut(row as usize) {
-                *slot = None;
-            }
-            self.free.push(row);
+            self.table.remove(row);
         }
         Ok(())
     }
@@ -289,7 +286,9 @@ impl PartitionCache {
     /// written in `epoch`.
     pub fn segment_for(&self, epoch: i32, offset: i64) -> Option<&SegmentMetadata> {
         let s = self.epochs.get(epoch)?.floor(offset)?;
-        (offset <= s.end).then(|| self.row(s.row))?
+        // As Kafka does: the epoch ends where the segment's next epoch starts, or with it.
+        let m = self.row(s.row)?;
+        (offset <= m.epoch_end(epoch)?).then_some(m)
     }
 
     /// Kafka's `highestOffsetForEpoch`.
@@ -320,7 +319,7 @@ impl PartitionCache {
     /// Kafka's `listAllRemoteLogSegments`: every segment not yet DELETE_SEGMENT_FINISHED. Kafka's
     /// order is a hash map's; this one is by start offset, then segment id.
     pub fn segments(&self) -> Vec<&SegmentMetadata> {
-        let mut out: Vec<_> = self.rows.iter().flatten().collect();
+        let mut out: Vec<_> = self.table.iter().collect();
         out.sort_by_key(|m| (m.start_offset, m.id));
         out
     }
@@ -355,8 +354,8 @@ impl PartitionCache {
     }
 }
 
-fn row_id(rows: &[Option<SegmentMetadata>], r: Row) -> Option<Uuid> {
-    rows.get(r as usize)?.as_ref().map(|m| m.id)
+fn row_id(table: &Table, r: Row) -> Option<Uuid> {
+    table.get(r).map(|m| m.id)
 }
 
 fn not_found_segment(id: Uuid) -> Error {

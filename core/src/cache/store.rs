@@ -327,7 +327,7 @@ impl Store {
                     event_timestamp_ms,
                     leader_epochs: SegmentMetadata::sorted_epochs(leader_epochs),
                     segment_size_in_bytes,
-                    custom_metadata: custom_metadata.map(<[u8]>::to_vec),
+                    custom_metadata: custom_metadata.map(Box::from),
                     state,
                     txn_index_empty,
                     broker_leader_epoch,
