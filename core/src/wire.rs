@@ -69,7 +69,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next `n` bytes, borrowed.
-    #[inline]
+    #[inline(always)]
     pub fn take(&mut self, n: usize, field: &str) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
         match end.and_then(|e| self.buf.get(self.pos..e)) {
@@ -81,7 +81,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn array<const N: usize>(&mut self, field: &str) -> Result<[u8; N]> {
         let s = self.take(N, field)?;
         let mut out = [0u8; N];
@@ -89,7 +89,7 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn i8(&mut self, field: &str) -> Result<i8> {
         Ok(i8::from_be_bytes(self.array(field)?))
     }
@@ -104,24 +104,24 @@ impl<'a> Reader<'a> {
         Ok(b != 0)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn i32(&mut self, field: &str) -> Result<i32> {
         Ok(i32::from_be_bytes(self.array(field)?))
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn i64(&mut self, field: &str) -> Result<i64> {
         Ok(i64::from_be_bytes(self.array(field)?))
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn uuid(&mut self, field: &str) -> Result<Uuid> {
         Ok(Uuid::from_bytes(self.array(field)?))
     }
 
     /// Kafka's unsigned varint: at most 5 bytes, low 7-bit groups first; bits beyond 32 are
     /// dropped exactly as Java's `int` shifts drop them.
-    #[inline]
+    #[inline(always)]
     pub fn uvarint(&mut self, field: &str) -> Result<u32> {
         // Nearly every varint here (lengths, counts, tags) is one byte.
         if let Some(&b) = self.buf.get(self.pos).filter(|&&b| b < 0x80) {
@@ -163,7 +163,7 @@ impl<'a> Reader<'a> {
 
     /// A compact length field as Java sees it: `readUnsignedVarint() - 1` in `int` arithmetic.
     /// Returns `None` for the null marker (a negative result).
-    #[inline]
+    #[inline(always)]
     fn compact_len(&mut self, field: &str) -> Result<Option<usize>> {
         let n = (self.uvarint(field)? as i32).wrapping_sub(1);
         Ok(usize::try_from(n).ok())
@@ -190,26 +190,10 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn compact_str_bytes(&mut self, field: &str) -> Result<&'a [u8]> {
         let at = self.pos;
-        let len = match self.compact_len(field)? {
-            None => {
-                return Err(Error::at(
-                    ErrorKind::InvalidLength,
-                    at,
-                    field,
-                    "non-nullable string was serialized as null",
-                ));
-            }
-            Some(n) if n > MAX_STRING_LEN => {
-                return Err(Error::at(
-                    ErrorKind::InvalidLength,
-                    at,
-                    field,
-                    format!("string has invalid length {n} (at most {MAX_STRING_LEN})"),
-                ));
-            }
-            Some(n) => n,
-        };
-        self.take(len, field)
+        match self.compact_len(field)? {
+            Some(n) if n <= MAX_STRING_LEN => self.take(n, field),
+            len => Err(bad_string_len(at, field, len)),
+        }
     }
 
     /// Compact nullable bytes.
@@ -277,6 +261,18 @@ impl RawTaggedField<'_> {
         }
     }
 }
+
+/// The error of a non-nullable compact string's length: null, or above Kafka's limit.
+#[cold]
+#[inline(never)]
+fn bad_string_len(at: usize, field: &str, len: Option<usize>) -> Error {
+    let why = match len {
+        None => "non-nullable string was serialized as null".to_owned(),
+        Some(n) => format!("string has invalid length {n} (at most {MAX_STRING_LEN})"),
+    };
+    Error::at(ErrorKind::InvalidLength, at, field, why)
+}
+
 
 /// Number of bytes `v` takes as an unsigned varint.
 pub fn uvarint_len(v: u32) -> usize {
