@@ -273,7 +273,6 @@ fn bad_string_len(at: usize, field: &str, len: Option<usize>) -> Error {
     Error::at(ErrorKind::InvalidLength, at, field, why)
 }
 
-
 /// Number of bytes `v` takes as an unsigned varint.
 pub fn uvarint_len(v: u32) -> usize {
     match v {

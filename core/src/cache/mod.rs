@@ -1,6 +1,6 @@
 //! Kafka's cache of remote segment metadata, rebuilt by replaying `__remote_log_metadata`.
 //!
-//! - `epoch`: one leader epoch's state (Kafka's `RemoteLogLeaderEpochState`).
+//! - `epoch`: the leader epochs of a partition (Kafka's `RemoteLogLeaderEpochState`, all at once).
 //! - `partition`: one user partition (Kafka's `RemoteLogMetadataCache`).
 //! - `table`: a partition's segment metadata by row.
 //! - `store`: all user partitions of a metadata partition, fed `(offset, key, value)` records.

@@ -285,7 +285,7 @@ impl PartitionCache {
     /// Kafka's `remoteLogSegmentMetadata(epoch, offset)`: the finished segment holding `offset`
     /// written in `epoch`.
     pub fn segment_for(&self, epoch: i32, offset: i64) -> Option<&SegmentMetadata> {
-        let s = self.epochs.get(epoch)?.floor(offset)?;
+        let s = self.epochs.floor(epoch, offset)?;
         // As Kafka does: the epoch ends where the segment's next epoch starts, or with it.
         let m = self.row(s.row)?;
         (offset <= m.epoch_end(epoch)?).then_some(m)
@@ -299,18 +299,16 @@ impl PartitionCache {
     /// Kafka's `listRemoteLogSegments(epoch)`: serving segments by start offset, then the rest,
     /// the whole stable-sorted by segment start offset when there is a rest.
     pub fn segments_for_epoch(&self, epoch: i32) -> Result<Vec<&SegmentMetadata>> {
-        let Some(state) = self.epochs.get(epoch) else {
-            return Ok(Vec::new());
-        };
-        let mut out = Vec::with_capacity(state.serving.len() + state.unreferenced.len());
-        for s in &state.serving {
+        let unreferenced = self.epochs.unreferenced(epoch);
+        let mut out = Vec::new();
+        for s in self.epochs.serving(epoch) {
             let id = self.row(s.row).map(|m| m.id).unwrap_or_default();
             out.push(self.row(s.row).ok_or_else(|| not_found_segment(id))?);
         }
-        for &id in &state.unreferenced {
+        for &id in unreferenced {
             out.push(self.segment(id).ok_or_else(|| not_found_segment(id))?);
         }
-        if !state.unreferenced.is_empty() {
+        if !unreferenced.is_empty() {
             out.sort_by_key(|m| m.start_offset);
         }
         Ok(out)
