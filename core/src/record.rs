@@ -709,7 +709,7 @@ fn read_snapshot<'a>(
 
 /// The user partition a plain value names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct PlainPartition<'a> {
+pub struct PlainPartition<'a> {
     pub(crate) topic_id: Uuid,
     pub(crate) partition: i32,
     /// The topic name: always UTF-8 (checked), kept as bytes.
@@ -719,7 +719,7 @@ pub(crate) struct PlainPartition<'a> {
 /// A segment or update value as replay needs it, read by [`read_plain`] without building a
 /// [`Value`]: the same fields, in the same types, that `decode_value` would give.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Plain<'a> {
+pub enum Plain<'a> {
     Segment {
         part: PlainPartition<'a>,
         id: Uuid,
@@ -754,7 +754,7 @@ pub(crate) enum Plain<'a> {
 /// else, valid or not: the caller then decodes it with `decode_value`, which reports what is
 /// wrong (so this never decides an error, and what it reads is what `decode_value` reads).
 #[inline]
-pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
+pub fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
     let r = &mut Reader::new(bytes);
     if header_number(r, "frameVersion", ErrorKind::BadFrameVersion).ok()? != FRAME_VERSION {
         return None;

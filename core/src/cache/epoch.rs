@@ -9,8 +9,11 @@
 //! offset (Kafka keeps the whole state). Never: segment metadata itself (the partition's segment
 //! table holds it; an entry names a finished segment by its row there).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
+use hashbrown::HashMap;
+
+use super::hash::UuidHash;
 use crate::model::Uuid;
 
 /// A segment's row in its partition's segment table.
@@ -52,9 +55,11 @@ pub(crate) struct Epochs {
     /// Finished segments serving an epoch, ascending by (epoch, start). A deque: segments finish
     /// at the end and are deleted from the front.
     serving: VecDeque<Serving>,
-    /// Per epoch, the segments that serve none of its offsets, in the order they became so
-    /// (usually a few in flight; an epoch is dropped once it has none).
-    unreferenced: BTreeMap<i32, Vec<Uuid>>,
+    /// (epoch, segment) for the segments that serve none of the epoch's offsets, each with the
+    /// order in which it became so. Usually a few in flight; one hash operation an event, and no
+    /// allocation once the map has grown to the most there ever were.
+    unreferenced: HashMap<(i32, Uuid), u64, UuidHash>,
+    next_unreferenced: u64,
     /// Parallel, ascending by epoch: every epoch that ever had a finished segment and its highest
     /// offset.
     highest_epochs: Vec<i32>,
@@ -98,9 +103,16 @@ impl Epochs {
             .take_while(move |s| s.epoch == epoch)
     }
 
-    /// The segments of `epoch` serving none of its offsets.
-    pub(crate) fn unreferenced(&self, epoch: i32) -> &[Uuid] {
-        self.unreferenced.get(&epoch).map_or(&[], Vec::as_slice)
+    /// The segments of `epoch` serving none of its offsets, in the order they became so.
+    pub(crate) fn unreferenced(&self, epoch: i32) -> Vec<Uuid> {
+        let mut ids: Vec<(u64, Uuid)> = self
+            .unreferenced
+            .iter()
+            .filter(|((e, _), _)| *e == epoch)
+            .map(|(&(_, id), &order)| (order, id))
+            .collect();
+        ids.sort_unstable();
+        ids.into_iter().map(|(_, id)| id).collect()
     }
 
     pub(crate) fn highest(&self, epoch: i32) -> Option<i64> {
@@ -109,20 +121,16 @@ impl Epochs {
     }
 
     fn add_unreferenced(&mut self, epoch: i32, id: Uuid) {
-        let ids = self.unreferenced.entry(epoch).or_default();
-        if !ids.contains(&id) {
-            // Usually the only one: room for one, not four.
-            ids.reserve_exact(1);
-            ids.push(id);
+        let order = self.next_unreferenced;
+        if let hashbrown::hash_map::Entry::Vacant(v) = self.unreferenced.entry((epoch, id)) {
+            v.insert(order);
+            self.next_unreferenced += 1;
         }
     }
 
     fn remove_unreferenced(&mut self, epoch: i32, id: Uuid) {
-        if let Some(ids) = self.unreferenced.get_mut(&epoch) {
-            ids.retain(|u| *u != id);
-            if ids.is_empty() {
-                self.unreferenced.remove(&epoch);
-            }
+        if !self.unreferenced.is_empty() {
+            self.unreferenced.remove(&(epoch, id));
         }
     }
 
@@ -334,7 +342,7 @@ mod tests {
     fn copy_started_is_unreferenced() {
         let mut e = Epochs::default();
         started(&mut e, 1);
-        assert_eq!(e.unreferenced(0), &[s(1)]);
+        assert_eq!(e.unreferenced(0), vec![s(1)]);
     }
 
     #[test]
@@ -354,12 +362,12 @@ mod tests {
         finished(&mut e, 10, 1, 100);
         finished(&mut e, 5, 2, 150);
         assert_eq!((serving(&e), floor(&e, 11)), (1, Some(s(2))));
-        assert_eq!(e.unreferenced(0), &[s(1)]);
+        assert_eq!(e.unreferenced(0), vec![s(1)]);
         assert_eq!(e.highest(0), Some(150));
         finished(&mut e, 148, 3, 155);
         finished(&mut e, 4, 4, 200);
         assert_eq!((serving(&e), floor(&e, 11)), (1, Some(s(4))));
-        let mut u = e.unreferenced(0).to_vec();
+        let mut u = e.unreferenced(0);
         u.sort();
         assert_eq!(u, vec![s(1), s(2), s(3)]);
         assert_eq!(e.highest(0), Some(200));
@@ -391,10 +399,7 @@ mod tests {
             id_of,
         );
         finished(&mut e, 5, 2, 150);
-        assert_eq!(
-            (floor(&e, 11), e.unreferenced(0)),
-            (Some(s(2)), &[s(1)][..])
-        );
+        assert_eq!((floor(&e, 11), e.unreferenced(0)), (Some(s(2)), vec![s(1)]));
         let e1: Vec<_> = e.serving(1).map(|x| x.row).collect();
         assert_eq!(e1, vec![7, 8], "epoch 1 keeps both");
         assert_eq!(e.serving(-1).map(|x| x.row).collect::<Vec<_>>(), vec![9]);
@@ -408,7 +413,7 @@ mod tests {
         finished(&mut e, 10, 1, 100);
         finished(&mut e, 10, 2, 100);
         assert_eq!(
-            (floor(&e, 11), e.unreferenced(0).to_vec(), e.highest(0)),
+            (floor(&e, 11), e.unreferenced(0), e.highest(0)),
             (Some(s(2)), vec![s(1)], Some(100))
         );
         let mut e = Epochs::default();
@@ -442,7 +447,7 @@ mod tests {
         e.apply(0, 1, s(1), EpochEvent::DeleteStarted { start: 10 }, id_of);
         e.apply(0, 2, s(2), EpochEvent::DeleteStarted { start: 101 }, id_of);
         assert_eq!(serving(&e), 0);
-        assert_eq!(e.unreferenced(0), &[s(1), s(2)]);
+        assert_eq!(e.unreferenced(0), vec![s(1), s(2)]);
         let mut e = Epochs::default();
         started(&mut e, 3);
         e.apply(0, 3, s(3), EpochEvent::DeleteFinished, id_of);
@@ -459,7 +464,7 @@ mod tests {
         };
         e.apply(3, 1, s(1), finished, id_of);
         e.apply(3, 1, s(1), EpochEvent::DeleteStarted { start: 10 }, id_of);
-        assert_eq!(e.unreferenced(3), &[s(1)]);
+        assert_eq!(e.unreferenced(3), vec![s(1)]);
         e.apply(3, 1, s(1), EpochEvent::DeleteFinished, id_of);
         assert!(e.serving.is_empty() && e.unreferenced.is_empty());
         assert_eq!((e.highest(3), e.highest(2)), (Some(100), None));

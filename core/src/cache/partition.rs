@@ -305,7 +305,7 @@ impl PartitionCache {
             let id = self.row(s.row).map(|m| m.id).unwrap_or_default();
             out.push(self.row(s.row).ok_or_else(|| not_found_segment(id))?);
         }
-        for &id in unreferenced {
+        for &id in &unreferenced {
             out.push(self.segment(id).ok_or_else(|| not_found_segment(id))?);
         }
         if !unreferenced.is_empty() {
