@@ -709,7 +709,7 @@ fn read_snapshot<'a>(
 
 /// The user partition a plain value names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PlainPartition<'a> {
+pub(crate) struct PlainPartition<'a> {
     pub(crate) topic_id: Uuid,
     pub(crate) partition: i32,
     /// The topic name: always UTF-8 (checked), kept as bytes.
@@ -719,7 +719,7 @@ pub struct PlainPartition<'a> {
 /// A segment or update value as replay needs it, read by [`read_plain`] without building a
 /// [`Value`]: the same fields, in the same types, that `decode_value` would give.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Plain<'a> {
+pub(crate) enum Plain<'a> {
     Segment {
         part: PlainPartition<'a>,
         id: Uuid,
@@ -749,12 +749,46 @@ pub enum Plain<'a> {
     },
 }
 
+/// Big-endian fixed-width fields off the front of a run the reader has already bounds-checked:
+/// each read's own check folds into that one.
+struct Fields<'b>(&'b [u8]);
+
+impl Fields<'_> {
+    #[inline(always)]
+    fn bytes<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let (a, rest) = self.0.split_first_chunk::<N>()?;
+        self.0 = rest;
+        Some(*a)
+    }
+
+    #[inline(always)]
+    fn i32(&mut self) -> Option<i32> {
+        self.bytes().map(i32::from_be_bytes)
+    }
+
+    #[inline(always)]
+    fn i64(&mut self) -> Option<i64> {
+        self.bytes().map(i64::from_be_bytes)
+    }
+
+    #[inline(always)]
+    fn uuid(&mut self) -> Option<Uuid> {
+        self.bytes().map(Uuid::from_bytes)
+    }
+
+    /// An empty tag section, spelled as Kafka writes it.
+    #[inline(always)]
+    fn zero(&mut self) -> Option<()> {
+        (self.bytes::<1>()? == [0]).then_some(())
+    }
+}
+
 /// Reads a segment (api key 0) or update (api key 1) value of version 0 or 1 with no unknown
 /// tagged field, with the primitives and in the order `decode_value` uses. `None` for anything
 /// else, valid or not: the caller then decodes it with `decode_value`, which reports what is
 /// wrong (so this never decides an error, and what it reads is what `decode_value` reads).
 #[inline]
-pub fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
+pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
     let r = &mut Reader::new(bytes);
     if header_number(r, "frameVersion", ErrorKind::BadFrameVersion).ok()? != FRAME_VERSION {
         return None;
@@ -771,35 +805,34 @@ pub fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
     if !name.is_ascii() && std::str::from_utf8(name).is_err() {
         return None;
     }
-    let topic_id = r.uuid(SEGMENT_TIP[2]).ok()?;
-    let partition = r.i32(SEGMENT_TIP[3]).ok()?;
-    if r.uvarint(SEGMENT_TIP[4]).ok()? != 0 {
-        return None;
-    }
-    let id = r.uuid("remoteLogSegmentId.id").ok()?;
-    if r.uvarint("remoteLogSegmentId._tags").ok()? != 0 {
-        return None;
-    }
+    // Fixed-width runs are read with one bounds check a run. A tag count must be the one-byte
+    // zero: any other spelling of it takes the full way.
+    let mut f = Fields(r.take(38, SEGMENT_TIP[2]).ok()?);
+    let topic_id = f.uuid()?;
+    let partition = f.i32()?;
+    f.zero()?;
+    let id = f.uuid()?;
+    f.zero()?;
     let part = PlainPartition {
         topic_id,
         partition,
         name,
     };
     let plain = if api_key == 0 {
-        let start_offset = r.i64("startOffset").ok()?;
-        let end_offset = r.i64("endOffset").ok()?;
-        let broker_id = r.i32("brokerId").ok()?;
-        let max_timestamp_ms = r.i64("maxTimestampMs").ok()?;
-        let event_timestamp_ms = r.i64("eventTimestampMs").ok()?;
+        let mut f = Fields(r.take(36, "startOffset").ok()?);
+        let start_offset = f.i64()?;
+        let end_offset = f.i64()?;
+        let broker_id = f.i32()?;
+        let max_timestamp_ms = f.i64()?;
+        let event_timestamp_ms = f.i64()?;
         let n = r.compact_array_len("segmentLeaderEpochs").ok()?;
         let mut leader_epochs = crate::cache::LeaderEpochs::new();
         for _ in 0..n {
-            let epoch = r.i32("segmentLeaderEpochs.leaderEpoch").ok()?;
-            let offset = r.i64("segmentLeaderEpochs.offset").ok()?;
-            // An entry's tag section: plain values have none.
-            if r.uvarint("segmentLeaderEpochs._tags").ok()? != 0 {
-                return None;
-            }
+            // An entry and its tag section: plain values have none.
+            let mut f = Fields(r.take(13, "segmentLeaderEpochs").ok()?);
+            let epoch = f.i32()?;
+            let offset = f.i64()?;
+            f.zero()?;
             leader_epochs.push((epoch, offset));
         }
         let segment_size_in_bytes = r.i32("segmentSizeInBytes").ok()?;
@@ -825,8 +858,9 @@ pub fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
             broker_leader_epoch,
         }
     } else {
-        let broker_id = r.i32("brokerId").ok()?;
-        let event_timestamp_ms = r.i64("eventTimestampMs").ok()?;
+        let mut f = Fields(r.take(12, "brokerId").ok()?);
+        let broker_id = f.i32()?;
+        let event_timestamp_ms = f.i64()?;
         let custom_metadata = r.compact_nullable_bytes("customMetadata").ok()?;
         let state = r.i8("remoteLogSegmentState").ok()?;
         let (broker_leader_epoch, end_offset, unknown) =
