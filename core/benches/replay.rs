@@ -11,10 +11,11 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rlmeta::cache::Store;
+use rlmeta::key::RecordKey;
 use rlmeta::model::{SegmentState, TopicIdPartition, Uuid};
 use rlmeta::record::{
     LeaderEpochEntries, LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord,
-    SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
+    SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value, decode_value,
 };
 
 struct Counting;
@@ -68,17 +69,23 @@ fn seg_id(p: i32, s: i64) -> SegmentIdEntry<'static> {
     }
 }
 
-fn update(p: i32, s: i64, state: SegmentState) -> Vec<u8> {
+/// A state change of segment `s`; at version 1 with the key fields KIP-1266 adds.
+fn update(p: i32, s: i64, state: SegmentState, version: i16) -> Vec<u8> {
+    let (broker_leader_epoch, end_offset) = if version >= 1 {
+        ((s / 500) as i32, s * 100_000 + 99_999)
+    } else {
+        (-1, -1)
+    };
     Value {
-        version: 0,
+        version,
         record: Record::Update(SegmentMetadataUpdateRecord {
             remote_log_segment_id: seg_id(p, s),
             broker_id: 1,
             event_timestamp_ms: 1_700_000_000_000 + s,
             custom_metadata: None,
             remote_log_segment_state: state.id(),
-            broker_leader_epoch: -1,
-            end_offset: -1,
+            broker_leader_epoch,
+            end_offset,
             unknown_tagged_fields: vec![],
         }),
     }
@@ -86,8 +93,9 @@ fn update(p: i32, s: i64, state: SegmentState) -> Vec<u8> {
     .unwrap_or_default()
 }
 
-/// The history, in log order, interleaving partitions as a shared metadata partition would.
-fn history() -> Vec<Vec<u8>> {
+/// The history, in log order, interleaving partitions as a shared metadata partition would:
+/// values of `version` (0 as a stock broker writes them, 1 as KIP-1266 keys need them).
+fn history(version: i16) -> Vec<Vec<u8>> {
     let mut out = Vec::with_capacity(1_030_000);
     for s in 0..SEGMENTS_PER_PARTITION {
         for p in 0..PARTITIONS {
@@ -95,7 +103,7 @@ fn history() -> Vec<Vec<u8>> {
             let epoch = (s / 500) as i32;
             out.push(
                 Value {
-                    version: 0,
+                    version,
                     record: Record::Segment(SegmentMetadataRecord {
                         remote_log_segment_id: seg_id(p, s),
                         start_offset: start,
@@ -112,24 +120,26 @@ fn history() -> Vec<Vec<u8>> {
                         custom_metadata: None,
                         remote_log_segment_state: 0,
                         txn_index_empty: true,
-                        broker_leader_epoch: 0,
+                        broker_leader_epoch: if version >= 1 { epoch } else { 0 },
                         unknown_tagged_fields: vec![],
                     }),
                 }
                 .encode()
                 .unwrap_or_default(),
             );
-            out.push(update(p, s, SegmentState::CopySegmentFinished));
+            out.push(update(p, s, SegmentState::CopySegmentFinished, version));
             if s >= LIVE_PER_PARTITION {
                 out.push(update(
                     p,
                     s - LIVE_PER_PARTITION,
                     SegmentState::DeleteSegmentStarted,
+                    version,
                 ));
                 out.push(update(
                     p,
                     s - LIVE_PER_PARTITION,
                     SegmentState::DeleteSegmentFinished,
+                    version,
                 ));
             }
         }
@@ -138,9 +148,16 @@ fn history() -> Vec<Vec<u8>> {
 }
 
 fn replay(values: &[Vec<u8>]) -> Store {
+    replay_keyed(values, None)
+}
+
+/// Replays `values` with their KIP-1266 keys when `keys` is given (as a level-1 or 2 topic holds
+/// them before compaction), else with null keys (as a stock broker writes them).
+fn replay_keyed(values: &[Vec<u8>], keys: Option<&[Vec<u8>]>) -> Store {
     let mut store = Store::new();
     for (offset, v) in values.iter().enumerate() {
-        store.apply(offset as i64, None, Some(v));
+        let key = keys.map(|k| k[offset].as_slice());
+        store.apply(offset as i64, key, Some(v));
     }
     for p in 0..PARTITIONS {
         store.mark_initialized(&tip(p));
@@ -149,7 +166,7 @@ fn replay(values: &[Vec<u8>]) -> Store {
 }
 
 fn benches(c: &mut Criterion) {
-    let values = history();
+    let values = history(0);
     let bytes: usize = values.iter().map(Vec::len).sum();
 
     let before = LIVE_BYTES.load(Ordering::Relaxed);
@@ -173,6 +190,18 @@ fn benches(c: &mut Criterion) {
     g.bench_function("1M values, 50 partitions (records)", |b| {
         b.iter(|| black_box(replay(&values)))
     });
+    let keyed = history(1);
+    let keys: Vec<Vec<u8>> = keyed
+        .iter()
+        .map(|v| {
+            let key = RecordKey::for_value(&decode_value(v).unwrap()).unwrap();
+            key.format().into_bytes()
+        })
+        .collect();
+    g.bench_function(
+        "1M values with KIP-1266 keys, 50 partitions (records)",
+        |b| b.iter(|| black_box(replay_keyed(&keyed, Some(&keys)))),
+    );
     g.finish();
 
     let mut g = c.benchmark_group("query");

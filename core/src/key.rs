@@ -189,8 +189,16 @@ impl RecordKey {
         let bad = |field: &str, why: String| {
             Error::field(ErrorKind::InvalidKey, field, format!("key {s:?}: {why}"))
         };
-        let parts: Vec<&str> = s.split(':').collect();
-        let update = match parts.len() {
+        // At most 6 fields are kept; `n` counts them all.
+        let (mut parts, mut n) = ([""; 6], 0);
+        for part in s.split(':') {
+            if let Some(slot) = parts.get_mut(n) {
+                *slot = part;
+            }
+            n += 1;
+        }
+        let parts = parts.get(..n.min(6)).unwrap_or_default();
+        let update = match n {
             5 => false,
             6 if parts.last() == Some(&"UPDATE") => true,
             6 => {
@@ -219,8 +227,14 @@ impl RecordKey {
         }
         let topic = field(1);
         check_topic_name(topic).map_err(|e| bad("topic", e.message().to_owned()))?;
-        fn number<T: std::str::FromStr + ToString>(text: &str) -> Option<T> {
-            text.parse::<T>().ok().filter(|v| v.to_string() == text)
+        /// A number as Java prints it: no sign but a minus, no leading zero, no "-0".
+        fn number<T: std::str::FromStr>(text: &str) -> Option<T> {
+            let canonical = match text.strip_prefix('-').unwrap_or(text).as_bytes() {
+                [b'0'] => text.len() == 1,
+                [b'1'..=b'9', rest @ ..] => rest.iter().all(u8::is_ascii_digit),
+                _ => false,
+            };
+            canonical.then(|| text.parse::<T>().ok()).flatten()
         }
         let partition = number::<i32>(field(2)).ok_or_else(|| {
             bad(

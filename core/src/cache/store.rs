@@ -125,11 +125,11 @@ pub(crate) struct Slot {
     pub(crate) cache: Option<PartitionCache>,
     delete: Option<PartitionDelete>,
     last_applied: Option<i64>,
-    pub(crate) orphans: HashMap<Uuid, Orphan>,
+    pub(crate) orphans: HashMap<Uuid, Orphan, UuidHash>,
     /// `(endOffset, brokerLeaderEpoch)` -> what its two keys hold (non-tombstoned).
-    pub(crate) keys: HashMap<(i64, i32), KeyHolders>,
+    pub(crate) keys: HashMap<(i64, i32), KeyHolders, UuidHash>,
     /// Segment -> the key pair its segment record was written under.
-    pub(crate) upload_keys: HashMap<Uuid, (i64, i32)>,
+    pub(crate) upload_keys: HashMap<Uuid, (i64, i32), UuidHash>,
 }
 
 /// User partitions by topic id and partition number, then name (partitions are equal only when
@@ -260,8 +260,17 @@ impl Store {
                 key: key.map(|k| String::from_utf8_lossy(k).into_owned()),
             });
         };
-        if key.is_none() {
-            if let Some(applied) = read_plain(value).and_then(|p| self.apply_plain(offset, p)) {
+        if let Some(p) = read_plain(value) {
+            // A key takes this way too when it parses and names this very record; any other
+            // key takes the full way, which says what is wrong with it.
+            let key = match key {
+                None => Some(None),
+                Some(k) => RecordKey::parse_bytes(k)
+                    .ok()
+                    .filter(|k| key_fits_plain(k, &p))
+                    .map(Some),
+            };
+            if let Some(applied) = key.and_then(|k| self.apply_plain(offset, p, k)) {
                 return applied;
             }
         }
@@ -299,7 +308,12 @@ impl Store {
     /// A plain value (see [`read_plain`]) with a null key, the common case of replay, applied
     /// without building a decoded [`Value`]. `None` when Kafka's object checks refuse it: the
     /// caller then takes the full way, which reports why.
-    fn apply_plain(&mut self, offset: i64, p: Plain<'_>) -> Option<Applied> {
+    fn apply_plain(
+        &mut self,
+        offset: i64,
+        p: Plain<'_>,
+        key: Option<RecordKey>,
+    ) -> Option<Applied> {
         match p {
             Plain::Segment {
                 part,
@@ -332,6 +346,9 @@ impl Store {
                     txn_index_empty,
                     broker_leader_epoch,
                 };
+                if let Some(k) = &key {
+                    self.hold_key_with(k, Held::Segment(m.id));
+                }
                 Some(self.apply_segment(offset, part, m))
             }
             Plain::Update {
@@ -353,7 +370,10 @@ impl Store {
                     state: SegmentState::from_id(state)?,
                 };
                 let v1 = (version >= 1).then_some((end_offset, broker_leader_epoch));
-                Some(self.apply_update(offset, part, &upd, None, v1))
+                if let Some(k) = &key {
+                    self.hold_key_with(k, Held::Update(Holder::Segment(id, upd.state)));
+                }
+                Some(self.apply_update(offset, part, &upd, key.as_ref(), v1))
             }
         }
     }
@@ -549,31 +569,37 @@ impl Store {
 
     /// A keyed record: its key now holds this value.
     fn hold_key(&mut self, k: &RecordKey, v: &Value<'_>) {
+        let held = match &v.record {
+            Record::Segment(s) => Held::Segment(s.remote_log_segment_id.id),
+            Record::Update(u) => match SegmentState::from_id(u.remote_log_segment_state) {
+                Some(state) => Held::Update(Holder::Segment(u.remote_log_segment_id.id, state)),
+                None => return,
+            },
+            Record::PartitionDelete(d) => {
+                match PartitionDeleteState::from_id(d.remote_partition_delete_state) {
+                    Some(state) => Held::Update(Holder::PartitionDelete(state)),
+                    None => return,
+                }
+            }
+            Record::Snapshot(_) => return,
+        };
+        self.hold_key_with(k, held);
+    }
+
+    fn hold_key_with(&mut self, k: &RecordKey, held: Held) {
         let slot = self
             .partitions
             .load(k.topic_id, k.partition, k.topic.as_bytes());
         let pair = (k.end_offset, k.broker_leader_epoch);
         let h = slot.keys.entry(pair).or_default();
-        match &v.record {
-            Record::Segment(s) => {
-                let id = s.remote_log_segment_id.id;
+        match held {
+            Held::Segment(id) => {
                 if let Some(old) = h.base.replace(id) {
                     slot.upload_keys.remove(&old);
                 }
                 slot.upload_keys.insert(id, pair);
             }
-            Record::Update(u) => {
-                if let Some(state) = SegmentState::from_id(u.remote_log_segment_state) {
-                    h.update = Some(Holder::Segment(u.remote_log_segment_id.id, state));
-                }
-            }
-            Record::PartitionDelete(d) => {
-                if let Some(state) = PartitionDeleteState::from_id(d.remote_partition_delete_state)
-                {
-                    h.update = Some(Holder::PartitionDelete(state));
-                }
-            }
-            Record::Snapshot(_) => {}
+            Held::Update(holder) => h.update = Some(holder),
         }
     }
 
@@ -700,6 +726,31 @@ fn owned(part: PlainPartition<'_>) -> TopicIdPartition {
 }
 
 /// Why a KIP-1266 key does not belong to its value, if it does not.
+/// What a key holds once its record is applied: a segment record, or a state change.
+enum Held {
+    Segment(Uuid),
+    Update(Holder),
+}
+
+/// Whether `key` is the key of the plain record `p`, in every field `key_mismatch` checks.
+fn key_fits_plain(key: &RecordKey, p: &Plain<'_>) -> bool {
+    let (part, update) = match p {
+        Plain::Segment {
+            part, end_offset, ..
+        } => {
+            if key.end_offset != *end_offset {
+                return false;
+            }
+            (part, false)
+        }
+        Plain::Update { part, .. } => (part, true),
+    };
+    key.topic_id == part.topic_id
+        && key.partition == part.partition
+        && key.topic.as_bytes() == part.name
+        && key.update == update
+}
+
 fn key_mismatch(key: &RecordKey, v: &Value<'_>) -> Option<Skip> {
     let expected_update = !matches!(v.record, Record::Segment(_));
     let (tid, name, partition) = match &v.record {
