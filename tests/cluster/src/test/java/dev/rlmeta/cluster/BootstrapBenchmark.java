@@ -48,6 +48,14 @@ import dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager;
  * brokers write it); the plugin on that same topic; the plugin on the keyed history its planner
  * writes at level 2, after Kafka's log cleaner has compacted it. Records and bytes on disk are
  * reported before and after compaction.
+ *
+ * <p>Each case runs `rlmeta.bench.rounds` times (default 5) with a fresh instance each time; stock
+ * and the plugin alternate on the append-only topic (who goes first alternates too, so neither gets
+ * the JVM's cold start every time). Each round prints the load average; the median and the best
+ * are summarized. isReady() is polled every millisecond. For the plugin, its start timeline splits
+ * the time into the clients' start (configure() to the consumer's positions known) and the replay
+ * (positions to every partition initialized). The floor: a bare KafkaConsumer with the plugin's
+ * consumer settings (max.poll.records 5000) reading the compacted topic to its end (no RLMM, no core), timed the same way.
  */
 class BootstrapBenchmark {
     static final String META = "__remote_log_metadata";
@@ -55,6 +63,7 @@ class BootstrapBenchmark {
     static final int USER_PARTITIONS = 500;
     static final int LIVE_PER_PARTITION = 20;
 
+    static final int ROUNDS = Integer.getInteger("rlmeta.bench.rounds", 5);
     static KafkaCluster c;
     static int segmentsPerPartition;
     static Path work;
@@ -121,14 +130,28 @@ class BootstrapBenchmark {
         return new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
+    /** Bytes and count of the metadata topic's .log files (files the cleaner swaps meanwhile are skipped). */
     static long[] onDisk() throws Exception {
         long bytes = 0;
         long files = 0;
-        try (Stream<Path> s = Files.walk(c.dataDir(1))) {
-            for (Path f : s.filter(f -> f.getParent().getFileName().toString().startsWith(META + "-")
-                    && f.getFileName().toString().endsWith(".log")).toList()) {
-                bytes += Files.size(f);
-                files++;
+        List<Path> dirs;
+        try (Stream<Path> s = Files.list(c.dataDir(1))) {
+            dirs = s.filter(d -> d.getFileName().toString().startsWith(META + "-")).toList();
+        }
+        for (Path d : dirs) {
+            List<Path> logs;
+            try (Stream<Path> s = Files.list(d)) {
+                logs = s.filter(f -> f.getFileName().toString().endsWith(".log")).toList();
+            } catch (java.nio.file.NoSuchFileException e) {
+                continue;
+            }
+            for (Path f : logs) {
+                try {
+                    bytes += Files.size(f);
+                    files++;
+                } catch (java.nio.file.NoSuchFileException e) {
+                    // replaced by the cleaner between the listing and now
+                }
             }
         }
         return new long[] {bytes, files};
@@ -172,6 +195,50 @@ class BootstrapBenchmark {
         return n;
     }
 
+    /**
+     * The floor of any consumer-based bootstrap: a bare KafkaConsumer (created in the timed span,
+     * the settings the benchmark gives the plugin's) assigned all metadata partitions, from the beginning, polled
+     * until its positions reach the end offsets. Seconds; checks it read `expected` records.
+     */
+    static double bareRead(long expected) {
+        long t0 = System.nanoTime();
+        Properties p = new Properties();
+        p.put("bootstrap.servers", c.bootstrap());
+        p.put("enable.auto.commit", "false");
+        p.put("exclude.internal.topics", "false");
+        p.put("auto.offset.reset", "earliest");
+        p.put("max.poll.records", "5000");
+        long n = 0;
+        double created;
+        double positioned;
+        int polls = 0;
+        double secs;
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(p,
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            created = (System.nanoTime() - t0) / 1e6;
+            List<org.apache.kafka.common.TopicPartition> all = new ArrayList<>();
+            for (int mp = 0; mp < META_PARTITIONS; mp++) {
+                all.add(new org.apache.kafka.common.TopicPartition(META, mp));
+            }
+            consumer.assign(all);
+            consumer.seekToBeginning(all);
+            var ends = consumer.endOffsets(all);
+            for (var tp : all) {
+                consumer.position(tp);
+            }
+            positioned = (System.nanoTime() - t0) / 1e6;
+            while (all.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+                n += consumer.poll(Duration.ofMillis(100)).count();
+                polls++;
+            }
+            secs = (System.nanoTime() - t0) / 1e9;
+        }
+        say("floor: bare consumer read %d records (expected %d) in %.3f s: created @%.1f ms, positions @%.1f ms, "
+                + "%d poll(s) to the end (load %s)", n, expected, secs, created, positioned, polls, load());
+        return secs;
+    }
+
     static Map<String, Object> rlmmConfigs(String name) {
         Map<String, Object> m = new HashMap<>();
         m.put("remote.log.metadata.common.client.bootstrap.servers", c.bootstrap());
@@ -186,19 +253,93 @@ class BootstrapBenchmark {
         return m;
     }
 
+    /** The 1-minute load average now (/proc/loadavg), for the record of each figure. */
+    static String load() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (Exception e) {
+            return "?";
+        }
+    }
+
+    /** The figures of one case over its rounds. */
+    static final class Rounds {
+        final String name;
+        final List<Double> secs = new ArrayList<>();
+        final List<String> loads = new ArrayList<>();
+        final List<Double> clientStart = new ArrayList<>(); // plugin only: ms to the consumer's positions
+        final List<Double> replay = new ArrayList<>();      // plugin only: ms from positions to all initialized
+
+        Rounds(String name) {
+            this.name = name;
+        }
+
+        static double median(List<Double> v) {
+            List<Double> s = new ArrayList<>(v);
+            s.sort(null);
+            int n = s.size();
+            return n == 0 ? Double.NaN : n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+        }
+
+        double median() {
+            return median(secs);
+        }
+
+        double best() {
+            return secs.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+        }
+
+        String line() {
+            StringBuilder sb = new StringBuilder(String.format("%s: median %.3f s, best %.3f s over %d rounds %s (load %s)",
+                    name, median(), best(), secs.size(), secs.stream().map(x -> String.format("%.3f", x)).toList(),
+                    loads));
+            if (!clientStart.isEmpty()) {
+                sb.append(String.format("; clients' start median %.0f ms, replay median %.0f ms", median(clientStart),
+                        median(replay)));
+            }
+            return sb.toString();
+        }
+    }
+
+    /** Polls `ready` every millisecond; seconds from t0 until it holds. */
+    static double awaitReady(String what, long t0, java.util.function.BooleanSupplier ready) {
+        long deadline = t0 + Duration.ofMinutes(15).toNanos();
+        while (!ready.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out after 15 minutes waiting for " + what);
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    /** One round of a case: a fresh instance, the load, and (plugin) its start split. */
+    static void round(Rounds r, RemoteLogMetadataManager rlmm, List<TopicIdPartition> tps) throws Exception {
+        String loadBefore = load();
+        double secs = bootstrap(r.name + " #" + (r.secs.size() + 1), rlmm, tps);
+        r.secs.add(secs);
+        r.loads.add(loadBefore);
+        if (rlmm instanceof RlmetaRemoteLogMetadataManager p) {
+            double start = p.startupMillis("positions");
+            double all = p.startupMillis("all initialized");
+            r.clientStart.add(start);
+            r.replay.add(all - start);
+            say("%s #%d timeline: %s", r.name, r.secs.size(), p.startupTimeline());
+        }
+    }
+
     /** Seconds from start() to isReady() for every partition. */
     static double bootstrap(String name, RemoteLogMetadataManager rlmm, List<TopicIdPartition> tps) throws Exception {
+        Map<String, Object> configs = rlmmConfigs(name);
         long t0 = System.nanoTime();
-        rlmm.configure(rlmmConfigs(name));
+        rlmm.configure(configs);
         try {
             rlmm.getClass().getMethod("onBrokerReady").invoke(rlmm); // TBRLMM starts only here (KIP-1197)
         } catch (NoSuchMethodException e) {
             // the plugin starts in configure()
         }
         rlmm.onPartitionLeadershipChanges(new HashSet<>(tps), Set.of());
-        KafkaCluster.await(name + " ready for all partitions", Duration.ofMinutes(15),
-                () -> tps.stream().allMatch(rlmm::isReady));
-        double secs = (System.nanoTime() - t0) / 1e9;
+        double secs = awaitReady(name + " ready for all partitions", t0, () -> tps.stream().allMatch(rlmm::isReady));
         long live = 0;
         List<String> unexpected = new ArrayList<>();
         for (TopicIdPartition tp : tps.subList(0, 10)) {
@@ -217,8 +358,8 @@ class BootstrapBenchmark {
             say("%s: UNEXPECTED segments listed (deleted in the history, or not finished): %s", name, unexpected);
         }
         rlmm.close();
-        say("%s: ready for %d partitions in %.2f s (%d live segments in the first 10 partitions)", name, tps.size(),
-                secs, live);
+        say("%s: ready for %d partitions in %.3f s (%d live segments in the first 10 partitions; load %s)", name,
+                tps.size(), secs, live, load());
         return secs;
     }
 
@@ -245,8 +386,19 @@ class BootstrapBenchmark {
             long[] disk = onDisk();
             say("append-only history: %d records (null keys, version 0) for %d user partitions written in %.1f s; "
                     + "%d bytes in %d segment files", n, tps.size(), (System.nanoTime() - t0) / 1e9, disk[0], disk[1]);
-            double stock = bootstrap("stock TBRLMM, append-only", new TopicBasedRemoteLogMetadataManager(), tps);
-            double pluginAppend = bootstrap("plugin, append-only", new RlmetaRemoteLogMetadataManager(), tps);
+            Rounds stock = new Rounds("stock TBRLMM, append-only");
+            Rounds pluginAppend = new Rounds("plugin, append-only");
+            for (int i = 0; i < ROUNDS; i++) {
+                if (i % 2 == 0) {
+                    round(stock, new TopicBasedRemoteLogMetadataManager(), tps);
+                    round(pluginAppend, new RlmetaRemoteLogMetadataManager(), tps);
+                } else {
+                    round(pluginAppend, new RlmetaRemoteLogMetadataManager(), tps);
+                    round(stock, new TopicBasedRemoteLogMetadataManager(), tps);
+                }
+            }
+            say("%s", stock.line());
+            say("%s", pluginAppend.line());
 
             // 2. the keyed history the plugin's planner writes at level 2, compacted by Kafka's cleaner
             admin.deleteTopics(List.of(META)).all().get(60, TimeUnit.SECONDS);
@@ -329,11 +481,24 @@ class BootstrapBenchmark {
             long kept = recordCount();
             say("after Kafka's log cleaner (%.0f s): %d records, %d bytes in %d segment files (the active segments "
                     + "are never cleaned)", (System.nanoTime() - t0) / 1e9, kept, after[0], after[1]);
-            double pluginCompacted = bootstrap("plugin, compacted", new RlmetaRemoteLogMetadataManager(), tps);
+            Rounds pluginCompacted = new Rounds("plugin, compacted");
+            Rounds floor = new Rounds("floor: a bare KafkaConsumer reading the compacted topic to its end");
+            for (int i = 0; i < ROUNDS; i++) {
+                round(pluginCompacted, new RlmetaRemoteLogMetadataManager(), tps);
+                floor.loads.add(load());
+                floor.secs.add(bareRead(kept));
+            }
+            say("%s", stock.line());
+            say("%s", pluginAppend.line());
+            say("%s", pluginCompacted.line());
+            say("%s", floor.line());
             say("summary: records %d append-only -> %d keyed -> %d compacted (%.1fx fewer than append-only); bootstrap "
-                    + "stock %.2f s, plugin on the same topic %.2f s (%.1fx), plugin on the compacted topic %.2f s (%.1fx)",
-                    n, planned, kept, (double) n / kept, stock, pluginAppend, stock / pluginAppend, pluginCompacted,
-                    stock / pluginCompacted);
+                    + "median (best) stock %.3f s (%.3f), plugin on the same topic %.3f s (%.3f): %.1fx (%.1fx), plugin on "
+                    + "the compacted topic %.3f s (%.3f): %.1fx (%.1fx); the bare consumer's floor %.3f s (%.3f)",
+                    n, planned, kept, (double) n / kept, stock.median(), stock.best(), pluginAppend.median(),
+                    pluginAppend.best(), stock.median() / pluginAppend.median(), stock.best() / pluginAppend.best(),
+                    pluginCompacted.median(), pluginCompacted.best(), stock.median() / pluginCompacted.median(),
+                    stock.best() / pluginCompacted.best(), floor.median(), floor.best());
         } finally {
             c.close();
         }

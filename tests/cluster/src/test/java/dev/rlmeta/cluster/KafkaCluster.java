@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
@@ -82,8 +81,8 @@ public final class KafkaCluster implements AutoCloseable {
     }
 
     private static String randomClusterId() {
-        UUID u = UUID.randomUUID();
-        return new org.apache.kafka.common.Uuid(u.getMostSignificantBits(), u.getLeastSignificantBits()).toString();
+        // Kafka's own never starts with '-', which kafka-storage's argument parser takes for an option
+        return org.apache.kafka.common.Uuid.randomUuid().toString();
     }
 
     private static int freePort() throws IOException {

@@ -170,6 +170,13 @@ class PluginApiTest {
         assertEquals(-1, MetaTopic.json(rlmm.dumpJson()).get("finalizedLevel").asInt());
         System.out.printf("[api] fresh %s: cleanup.policy=compact, level records %s, no finalized feature, plugin "
                 + "level %d%n", META, levels, rlmm.level(metadataPartition()));
+        // this instance created the topic: its consumer starts only once the level records are written
+        // (else an empty partition read to its end would be taken for level 0)
+        double levelsAt = rlmm.startupMillis("level records written");
+        double consumerAt = rlmm.startupMillis("consumer created");
+        assertTrue(levelsAt >= 0 && consumerAt >= levelsAt, "start order on a created topic: " + rlmm.startupTimeline());
+        System.out.printf("[api] created topic: level records written @%.1f ms, then the consumer created @%.1f ms%n",
+                levelsAt, consumerAt);
     }
 
     @Test
@@ -270,5 +277,18 @@ class PluginApiTest {
         assertEquals(2, rlmm.level(metadataPartition()));
         System.out.printf("[api] a fresh instance rebuilt the same store from the topic (%d chars of dump equal), level 2%n",
                 after.length());
+        // an existing topic: the consumer starts before the producer (which only writes need), and the
+        // timeline has every step up to all partitions initialized
+        KafkaCluster.await("the second instance's start timeline", Duration.ofSeconds(30),
+                () -> rlmm.startupMillis("all initialized") >= 0 && rlmm.startupMillis("policy described") >= 0);
+        double consumerAt = rlmm.startupMillis("consumer created");
+        double producerAt = rlmm.startupMillis("producer created");
+        double positionsAt = rlmm.startupMillis("positions");
+        double readyAt = rlmm.startupMillis("all initialized");
+        assertTrue(consumerAt >= 0 && consumerAt <= producerAt && positionsAt >= consumerAt && readyAt >= positionsAt,
+                "start order on an existing topic: " + rlmm.startupTimeline());
+        assertEquals(-1, rlmm.startupMillis("level records written"), "level records written to an existing topic");
+        System.out.printf("[api] existing topic: consumer created @%.1f ms, before the producer @%.1f ms; positions "
+                + "@%.1f ms, all initialized @%.1f ms%n", consumerAt, producerAt, positionsAt, readyAt);
     }
 }

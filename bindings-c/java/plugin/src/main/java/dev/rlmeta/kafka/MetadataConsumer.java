@@ -46,6 +46,7 @@ final class MetadataConsumer implements Runnable {
     private final MetadataStore store;
     private final Object storeLock;
     private final Consumer<TopicIdPartition> onInitialized;
+    private final StartupTimeline timeline;
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     private volatile Thread thread;
     private volatile boolean closed;
@@ -53,6 +54,7 @@ final class MetadataConsumer implements Runnable {
     // user partitions wanted by the broker (leaders + followers), set by the manager's callers
     private final Set<TopicIdPartition> wanted = ConcurrentHashMap.newKeySet();
     private volatile boolean reassign;
+    private final Object wakeups = new Object(); // an idle thread waits here for its first partitions
     // owned by the consumer thread
     private final Set<TopicIdPartition> assignedUser = new HashSet<>();
     private final Set<Integer> assignedMeta = new HashSet<>();
@@ -73,9 +75,20 @@ final class MetadataConsumer implements Runnable {
 
     private record Waiter(int partition, long offset, CompletableFuture<Void> future) {}
 
+    // the bootstrap (until every partition held at the first assignment is initialized): polls, records,
+    // time in poll() and in the core's apply; owned by the consumer thread, read after it is done
+    private static final int DETAILED_POLLS = 12;
+    private volatile boolean bootstrapDone;
+    private int bootstrapPolls;
+    private long bootstrapRecords;
+    private long bootstrapPollNanos;
+    private long bootstrapApplyNanos;
+    private long bootstrapCoreNanos; // of which in the core's store.apply (the JNI call)
+
     MetadataConsumer(String topic, int numPartitions, MetadataStore store, Object storeLock,
-                     Consumer<TopicIdPartition> onInitialized) {
+                     Consumer<TopicIdPartition> onInitialized, StartupTimeline timeline) {
         this.topic = topic;
+        this.timeline = timeline;
         this.numPartitions = numPartitions;
         this.store = store;
         this.storeLock = storeLock;
@@ -117,6 +130,9 @@ final class MetadataConsumer implements Runnable {
         KafkaConsumer<byte[], byte[]> c = consumer;
         if (c != null) {
             c.wakeup();
+        }
+        synchronized (wakeups) {
+            wakeups.notifyAll();
         }
     }
 
@@ -185,6 +201,7 @@ final class MetadataConsumer implements Runnable {
     @Override
     public void run() {
         log.info("rlmeta consumer of {} started", topic);
+        timeline.mark("consumer thread");
         while (!closed) {
             try {
                 if (reassign) {
@@ -195,18 +212,39 @@ final class MetadataConsumer implements Runnable {
                         reassign = true; // a wakeup or a cluster error mid-way: do it all again
                         throw e;
                     }
+                    afterPoll(); // what is already at its end (an empty metadata partition) needs no poll
                 }
                 if (assignedMeta.isEmpty()) {
-                    sleepQuietly(100); // nothing to read yet (poll() refuses an empty assignment)
+                    synchronized (wakeups) { // nothing to read yet (poll() refuses an empty assignment)
+                        if (!reassign && !closed) {
+                            wakeups.wait(100);
+                        }
+                    }
                     continue;
                 }
+                long t0 = System.nanoTime();
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                long t1 = System.nanoTime();
                 for (TopicPartition tp : records.partitions()) {
                     apply(tp.partition(), records.records(tp));
+                }
+                if (!bootstrapDone) {
+                    bootstrapPolls++;
+                    bootstrapRecords += records.count();
+                    bootstrapPollNanos += t1 - t0;
+                    bootstrapApplyNanos += System.nanoTime() - t1;
+                    if (bootstrapPolls <= DETAILED_POLLS) {
+                        timeline.mark(String.format("poll %d: %d records in %.1f ms", bootstrapPolls, records.count(),
+                                (t1 - t0) / 1e6));
+                    }
                 }
                 afterPoll();
             } catch (WakeupException e) {
                 // a reassignment or close() woke us
+            } catch (InterruptedException e) {
+                if (closed) {
+                    break;
+                }
             } catch (Exception e) {
                 if (closed) {
                     break;
@@ -241,11 +279,13 @@ final class MetadataConsumer implements Runnable {
         }
         List<TopicPartition> assignment = meta.stream().map(p -> new TopicPartition(topic, p)).toList();
         consumer.assign(assignment);
+        timeline.mark("assigned");
         // a newly held user partition is rebuilt from the start of its metadata partition (as
         // TBRLMM does, KAFKA-16105); the store skips what it has already applied
         List<TopicPartition> rewound = rewind.stream().map(p -> new TopicPartition(topic, p)).toList();
         consumer.seekToBeginning(rewound);
         Map<TopicPartition, Long> ends = consumer.endOffsets(assignment);
+        timeline.mark("end offsets");
         for (TopicIdPartition tp : added) {
             int mp = RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions);
             pendingInit.put(tp, ends.get(new TopicPartition(topic, mp)));
@@ -267,6 +307,7 @@ final class MetadataConsumer implements Runnable {
         for (TopicPartition tp : assignment) {
             positions.set(tp.partition(), consumer.position(tp));
         }
+        timeline.mark("positions");
         log.info("rlmeta consumer assigned metadata partitions {} for {} user partition(s) ({} new, {} gone; "
                 + "rewound {})", meta, now.size(), added.size(), removed.size(), rewind);
         dirty = true;
@@ -299,8 +340,12 @@ final class MetadataConsumer implements Runnable {
             }
         }
         byte[] outcomes;
+        long t0 = System.nanoTime();
         synchronized (storeLock) {
             outcomes = store.apply(offsets, data, keyLengths, valueLengths);
+        }
+        if (!bootstrapDone) {
+            bootstrapCoreNanos += System.nanoTime() - t0;
         }
         Map<Byte, List<Long>> notable = new HashMap<>();
         for (int i = 0; i < n; i++) {
@@ -388,6 +433,12 @@ final class MetadataConsumer implements Runnable {
                 dirty = true;
             }
         }
+        if (!bootstrapDone && !assignedUser.isEmpty() && pendingInit.isEmpty()) {
+            bootstrapDone = true;
+            timeline.mark("all initialized");
+            log.info("rlmeta consumer of {}: {} user partition(s) initialized; {}; start: {}", topic,
+                    assignedUser.size(), bootstrapStats(), timeline.summary());
+        }
         synchronized (waiters) {
             waiters.removeIf(w -> {
                 if (w.future.isDone()) {
@@ -400,6 +451,16 @@ final class MetadataConsumer implements Runnable {
                 return false;
             });
         }
+    }
+
+    /** The bootstrap's polls, records and time (poll vs the core's apply), once it is done; else null. */
+    String bootstrapStats() {
+        if (!bootstrapDone) {
+            return null;
+        }
+        return String.format("bootstrap: %d poll(s), %d record(s), %.1f ms in poll(), %.1f ms applying (%.1f ms in the "
+                + "core's store.apply)", bootstrapPolls, bootstrapRecords, bootstrapPollNanos / 1e6, bootstrapApplyNanos / 1e6,
+                bootstrapCoreNanos / 1e6);
     }
 
     boolean takeDirty() {
@@ -433,6 +494,9 @@ final class MetadataConsumer implements Runnable {
         KafkaConsumer<byte[], byte[]> c = consumer;
         if (c != null) {
             c.wakeup();
+        }
+        synchronized (wakeups) {
+            wakeups.notifyAll();
         }
         Thread t = thread;
         if (t != null) {

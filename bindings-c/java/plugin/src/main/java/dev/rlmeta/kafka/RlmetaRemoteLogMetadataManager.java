@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.FeatureMetadata;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -32,6 +33,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
@@ -111,6 +113,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private volatile Thread policyThread;
     private long policyRefreshMs = DEFAULT_POLICY_REFRESH_MS;
     private volatile Path dumpPath;
+    private volatile StartupTimeline timeline = new StartupTimeline();
     private String topic;
     private int numPartitions;
     private int brokerId = -1;
@@ -126,6 +129,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
 
     @Override
     public void configure(Map<String, ?> configs) {
+        timeline = new StartupTimeline();
         TopicBasedRemoteLogMetadataManagerConfig c = new TopicBasedRemoteLogMetadataManagerConfig(configs);
         Object id = configs.get("broker.id") != null ? configs.get("broker.id") : configs.get("node.id");
         brokerId = id == null ? -1 : Integer.parseInt(id.toString());
@@ -137,7 +141,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         policyRefreshMs = refresh == null ? DEFAULT_POLICY_REFRESH_MS : Math.max(100, Long.parseLong(refresh.toString()));
         config = c;
         store = new MetadataStore();
-        consumer = new MetadataConsumer(topic, numPartitions, store, storeLock, this::markInitialized);
+        consumer = new MetadataConsumer(topic, numPartitions, store, storeLock, this::markInitialized, timeline);
         Thread t = new Thread(this::initialize, "RlmetaRLMMInitializationThread");
         t.setDaemon(true);
         initThread = t;
@@ -163,21 +167,36 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             try {
                 if (admin == null) {
                     admin = Admin.create(c.adminProperties());
+                    timeline.mark("admin created");
                 }
-                consumer.setFinalizedLevel(finalizedFeatureLevel(admin));
-                boolean created = ensureTopic(admin, c);
+                // the three reads at once: one round trip's wait instead of three in a row
+                ConfigResource policyResource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+                KafkaFuture<FeatureMetadata> features = admin.describeFeatures().featureMetadata();
+                KafkaFuture<Map<String, TopicDescription>> described = admin.describeTopics(List.of(topic)).allTopicNames();
+                KafkaFuture<Map<ConfigResource, Config>> policy = admin.describeConfigs(List.of(policyResource)).all();
+                boolean created = ensureTopic(admin, c, described);
+                timeline.mark("topic described");
                 levelRecordsDue |= created;
+                if (!levelRecordsDue) {
+                    startConsumer(c); // the topic exists: reading needs nothing else, so it starts first
+                }
+                consumer.setFinalizedLevel(finalizedFeatureLevel(features));
+                timeline.mark("features described");
                 if (producer == null) {
                     producer = new KafkaProducer<>(c.producerProperties(), new ByteArraySerializer(),
                             new ByteArraySerializer());
+                    timeline.mark("producer created");
                 }
                 if (levelRecordsDue) {
                     writeLevelRecords(FRESH_TOPIC_LEVEL);
                     levelRecordsDue = false;
+                    timeline.mark("level records written");
                 }
-                consumer.setCleanupPolicy(cleanupPolicy(admin));
-                consumer.start(new KafkaConsumer<>(c.consumerProperties(), new ByteArrayDeserializer(),
-                        new ByteArrayDeserializer()));
+                // a topic this attempt created was described before it existed: read its policy again
+                consumer.setCleanupPolicy(cleanupPolicy(created ? admin.describeConfigs(List.of(policyResource)).all()
+                        : policy));
+                timeline.mark("policy described");
+                startConsumer(c);
                 Thread pt = new Thread(this::policyLoop, "RlmetaRLMMCleanupPolicy");
                 pt.setDaemon(true);
                 policyThread = pt;
@@ -200,17 +219,31 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         }
     }
 
+    /** Creates and starts the metadata consumer, once. */
+    private void startConsumer(TopicBasedRemoteLogMetadataManagerConfig c) {
+        if (consumer.started()) {
+            return;
+        }
+        KafkaConsumer<byte[], byte[]> kc = new KafkaConsumer<>(c.consumerProperties(), new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
+        timeline.mark("consumer created");
+        consumer.start(kc);
+    }
+
     /** The cluster's finalized remote.log.metadata.version (max level), or -1: stock 4.4.0 has no such feature. */
-    private static int finalizedFeatureLevel(Admin a) throws Exception {
-        var finalized = a.describeFeatures().featureMetadata().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS)
-                .finalizedFeatures().get(FEATURE);
+    private static int finalizedFeatureLevel(KafkaFuture<FeatureMetadata> features) throws Exception {
+        var finalized = features.get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS).finalizedFeatures().get(FEATURE);
         return finalized == null ? -1 : finalized.maxVersionLevel();
     }
 
     /** The metadata topic's cleanup.policy as the cluster has it now. */
     private String cleanupPolicy(Admin a) throws Exception {
+        return cleanupPolicy(a.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, topic))).all());
+    }
+
+    private String cleanupPolicy(KafkaFuture<Map<ConfigResource, Config>> described) throws Exception {
         ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        Config cfg = a.describeConfigs(List.of(r)).all().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS).get(r);
+        Config cfg = described.get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS).get(r);
         ConfigEntry e = cfg == null ? null : cfg.get("cleanup.policy");
         if (e == null || e.value() == null) {
             throw new IllegalStateException(topic + " has no cleanup.policy in its described configs");
@@ -240,10 +273,11 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     }
 
     /** true if this call created the topic. */
-    private boolean ensureTopic(Admin a, TopicBasedRemoteLogMetadataManagerConfig c) throws Exception {
+    private boolean ensureTopic(Admin a, TopicBasedRemoteLogMetadataManagerConfig c,
+                                KafkaFuture<Map<String, TopicDescription>> described) throws Exception {
         TopicDescription d;
         try {
-            d = a.describeTopics(List.of(topic)).allTopicNames().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS).get(topic);
+            d = described.get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS).get(topic);
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
                 throw e;
@@ -608,6 +642,22 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     }
 
     // ------------------------------------------------------------------ diagnostics
+
+    /**
+     * When each step of this instance's start happened ("step @ms" since configure(), in order):
+     * the clients, the Admin round trips, the consumer's assignment, its first polls, and "all
+     * initialized" once every partition held at the first assignment is; then the bootstrap's
+     * polls, records and time in poll() vs the core's apply.
+     */
+    public String startupTimeline() {
+        String stats = consumer == null ? null : consumer.bootstrapStats();
+        return timeline.summary() + (stats == null ? "" : "; " + stats);
+    }
+
+    /** Milliseconds from configure() to the first time `step` of {@link #startupTimeline()} happened, or -1. */
+    public double startupMillis(String step) {
+        return timeline.at(step);
+    }
 
     /** The level the plugin holds for a metadata partition: 0..2, or -1 while unknown. */
     public int level(int metadataPartition) {
