@@ -220,6 +220,9 @@ public final class KafkaCluster implements AutoCloseable {
                 "logger.rlmeta.level = INFO",
                 "logger.rlm.name = org.apache.kafka.server.log.remote",
                 "logger.rlm.level = INFO",
+                // "Deleting/Deleted remote log segment" and the retriable errors of RLM tasks are DEBUG
+                "logger.rlmdebug.name = org.apache.kafka.server.log.remote.storage",
+                "logger.rlmdebug.level = DEBUG",
                 ""));
         return file;
     }
