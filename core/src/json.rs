@@ -478,10 +478,10 @@ pub fn event_from_json(j: &Json) -> Result<crate::plan::Event> {
             let s = o.obj("segment")?;
             let id = s.obj("remoteLogSegmentId")?;
             let epochs = epochs_from(&s)?;
-            let mut leader_epochs: crate::cache::LeaderEpochs =
-                epochs.iter().map(|e| (e.leader_epoch, e.offset)).collect();
-            leader_epochs.sort_by_key(|(e, _)| *e);
-            leader_epochs.dedup_by_key(|(e, _)| *e);
+            // Ascending, the last of duplicate epochs winning, as the cache (and Kafka's map) has it.
+            let leader_epochs = crate::cache::SegmentMetadata::sorted_epochs(
+                epochs.iter().map(|e| (e.leader_epoch, e.offset)).collect(),
+            );
             Ok(Event::CopyStarted {
                 partition: partition_from(&id.obj("topicIdPartition")?)?,
                 segment: crate::cache::SegmentMetadata {
@@ -540,6 +540,23 @@ pub fn parse(text: &str) -> Result<Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeated_leader_epoch_in_a_plan_event_keeps_its_last_offset() {
+        let doc = json!({"op": "copyStarted", "brokerLeaderEpoch": 5, "segment": {
+            "remoteLogSegmentId": {"topicIdPartition": {"name": "orders", "id": "ASNFZ4mrze_-3LqYdlQyEA", "partition": 0},
+                "id": "EREREREREREiIiIiIiIiIg"},
+            "startOffset": 0, "endOffset": 99, "brokerId": 1, "maxTimestampMs": 1, "eventTimestampMs": 1,
+            "segmentLeaderEpochs": [{"leaderEpoch": 5, "offset": 0}, {"leaderEpoch": 5, "offset": 40},
+                {"leaderEpoch": 4, "offset": 0}],
+            "segmentSizeInBytes": 1, "customMetadata": null, "txnIndexEmpty": false}});
+        let epochs = match event_from_json(&doc) {
+            Ok(crate::plan::Event::CopyStarted { segment, .. }) => segment.leader_epochs.to_vec(),
+            other => panic!("not a copyStarted event: {other:?}"),
+        };
+        // As Kafka's sorted map holds them, and as the cache keeps a decoded record's epochs.
+        assert_eq!(epochs, vec![(4, 0), (5, 40)]);
+    }
 
     #[test]
     fn hex_round_trips_and_rejects_garbage() {

@@ -291,3 +291,78 @@ fn tombstones_and_garbage_never_stop_replay() {
     ));
     assert_eq!(log.store.segments(&tp()).map(|v| v.len()).ok(), Some(1));
 }
+
+/// A keyed record read by the plain path and the same record read by the full decoder (its
+/// first tag count spelled in two bytes, which `read_plain` leaves to `decode_value`) leave the
+/// store in the same state: the same outcomes, segments, key holders and orphans. Keys that do
+/// not fit their record (another partition, a wrong end offset, a missing `:UPDATE`) and one that
+/// does not parse go the full way in both and are reported the same.
+#[test]
+fn keyed_records_read_plain_or_in_full_leave_the_same_state() {
+    use crate::key::RecordKey;
+    let key = |end: i64, update: bool| {
+        let k = RecordKey::new(tp().topic_id, "foo", 0, end, 0, update).map(|k| k.format());
+        k.unwrap_or_default().into_bytes()
+    };
+    // Offsets of segment n are 100n..100n+99; its key is (end offset, epoch 0).
+    let end = |n: i64| 100 * n + 99;
+    let mut records: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    for n in 0..6 {
+        records.push((
+            key(end(n), false),
+            started(n, 100 * n, end(n), &[(0, 100 * n)]),
+        ));
+        records.push((key(end(n), true), update(n, CopySegmentFinished)));
+    }
+    for n in 0..3 {
+        records.push((key(end(n), true), update(n, DeleteSegmentStarted)));
+        records.push((key(end(n), true), update(n, DeleteSegmentFinished)));
+    }
+    // Keys that do not fit: the wrong end offset, no :UPDATE on an update, and not a key at all.
+    records.push((key(12_345, false), started(9, 900, 999, &[(0, 900)])));
+    records.push((key(end(4), false), update(4, DeleteSegmentStarted)));
+    records.push((b"not a key".to_vec(), update(5, DeleteSegmentStarted)));
+    // An update whose segment record is missing: an orphan, held under its key.
+    records.push((key(end(20), true), update(20, DeleteSegmentStarted)));
+
+    // The topic partition entry's tag count follows the frame, api key and version (3 bytes), the
+    // name ("foo": 4 bytes), the topic id (16) and the partition (4).
+    let in_full = |v: &[u8]| {
+        let mut v = v.to_vec();
+        assert_eq!(
+            v.get(27),
+            Some(&0),
+            "the tag count is where this test expects it"
+        );
+        v.insert(27, 0x80);
+        assert!(crate::record::read_plain(&v).is_none() && crate::record::decode_value(&v).is_ok());
+        v
+    };
+    let (mut plain, mut full) = (Store::new(), Store::new());
+    for (offset, (k, v)) in records.iter().enumerate() {
+        assert!(crate::record::read_plain(v).is_some());
+        let a = plain.apply(offset as i64, Some(k), Some(v));
+        let b = full.apply(offset as i64, Some(k), Some(&in_full(v)));
+        assert_eq!(a, b, "record {offset}");
+    }
+    plain.mark_initialized(&tp());
+    full.mark_initialized(&tp());
+    let ids = |s: &Store| -> Vec<(Uuid, SegmentState)> {
+        let segments = s.segments(&tp()).unwrap_or_default();
+        segments.iter().map(|m| (m.id, m.state)).collect()
+    };
+    assert_eq!(ids(&plain), ids(&full));
+    assert_eq!(ids(&plain).len(), 4, "segments 3, 4, 5 and 9 are held");
+    let (p, f) = (plain.slot(&tp()), full.slot(&tp()));
+    assert!(p.is_some() && f.is_some());
+    if let (Some(p), Some(f)) = (p, f) {
+        assert_eq!(p.keys, f.keys);
+        assert_eq!(p.upload_keys, f.upload_keys);
+        assert_eq!(p.orphans.len(), 1);
+        assert_eq!(
+            p.orphans.values().map(|o| &o.key).collect::<Vec<_>>(),
+            f.orphans.values().map(|o| &o.key).collect::<Vec<_>>()
+        );
+        assert_eq!(p.keys.len(), 6 + 1, "six segments' keys and the orphan's");
+    }
+}
