@@ -12,37 +12,16 @@
 //! runs it) it prints how to run it and exits.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // bench code: a failure is a panic
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use rlmeta::cache::Store;
 use rlmeta::model::{TopicIdPartition, Uuid};
 use rlmeta::record::decode_value;
 
-struct Counting;
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator and only counts sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE_BYTES.fetch_add(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE_BYTES.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        LIVE_BYTES.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, new) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+#[path = "support/counting.rs"]
+mod counting;
 
 const WARMUP: usize = 1;
 
@@ -175,9 +154,9 @@ fn warm(path: &str, rounds: usize, state_out: &str) {
         }
         drop(black_box(store));
     }
-    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    let before = counting::live_bytes();
     let store = replay(&h);
-    let held = LIVE_BYTES.load(Ordering::Relaxed) - before;
+    let held = counting::live_bytes() - before;
     for r in 0..WARMUP + rounds {
         let t = Instant::now();
         let found = lookups(&h, &store);

@@ -4,10 +4,8 @@
 //! memory held per live segment (counted by a global allocator), and query latency.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is a panic
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::borrow::Cow;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicIsize, Ordering};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rlmeta::cache::Store;
@@ -18,27 +16,8 @@ use rlmeta::record::{
     SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value, decode_value,
 };
 
-struct Counting;
-static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator and only counts sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE_BYTES.fetch_add(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE_BYTES.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        LIVE_BYTES.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, new) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
+#[path = "support/counting.rs"]
+mod counting;
 
 const PARTITIONS: i32 = 50;
 const SEGMENTS_PER_PARTITION: i64 = 5_873;
@@ -169,9 +148,9 @@ fn benches(c: &mut Criterion) {
     let values = history(0);
     let bytes: usize = values.iter().map(Vec::len).sum();
 
-    let before = LIVE_BYTES.load(Ordering::Relaxed);
+    let before = counting::live_bytes();
     let store = replay(&values);
-    let held = LIVE_BYTES.load(Ordering::Relaxed) - before;
+    let held = counting::live_bytes() - before;
     let live: usize = (0..PARTITIONS)
         .filter_map(|p| store.segments(&tip(p)).ok())
         .map(|v| v.len())
