@@ -305,8 +305,9 @@ impl Store {
         self.apply_value(offset, &decoded, key, mismatch)
     }
 
-    /// A plain value (see [`read_plain`]) with a null key, the common case of replay, applied
-    /// without building a decoded [`Value`]. `None` when Kafka's object checks refuse it: the
+    /// A plain value (see [`read_plain`]) with a null key or the key that fits it (`key`, then
+    /// held as `hold_key` would hold it), the common case of replay, applied without building a
+    /// decoded [`Value`]. `None` when Kafka's object checks refuse it: the
     /// caller then takes the full way, which reports why.
     fn apply_plain(
         &mut self,
@@ -725,7 +726,6 @@ fn owned(part: PlainPartition<'_>) -> TopicIdPartition {
     }
 }
 
-/// Why a KIP-1266 key does not belong to its value, if it does not.
 /// What a key holds once its record is applied: a segment record, or a state change.
 enum Held {
     Segment(Uuid),
@@ -751,6 +751,7 @@ fn key_fits_plain(key: &RecordKey, p: &Plain<'_>) -> bool {
         && key.update == update
 }
 
+/// Why a KIP-1266 key does not belong to its value, if it does not.
 fn key_mismatch(key: &RecordKey, v: &Value<'_>) -> Option<Skip> {
     let expected_update = !matches!(v.record, Record::Segment(_));
     let (tid, name, partition) = match &v.record {
