@@ -784,7 +784,8 @@ impl Fields<'_> {
 }
 
 /// Reads a segment (api key 0) or update (api key 1) value of version 0 or 1 with no unknown
-/// tagged field, with the primitives and in the order `decode_value` uses. `None` for anything
+/// tagged field, in the order `decode_value` reads it (fixed-width runs in one bounds check each,
+/// tag sections as Kafka spells an empty one). `None` for anything
 /// else, valid or not: the caller then decodes it with `decode_value`, which reports what is
 /// wrong (so this never decides an error, and what it reads is what `decode_value` reads).
 #[inline]
