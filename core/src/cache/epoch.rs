@@ -19,11 +19,13 @@ use crate::model::Uuid;
 /// A segment's row in its partition's segment table.
 pub(crate) type Row = u32;
 
-/// A finished segment serving `epoch` from `start` (up to its epoch end offset, which its row
-/// gives: a lookup reads the row anyway).
+/// A finished segment serving `epoch` from `start` to `end`, the last offset the epoch wrote in
+/// it. The end is kept here, not only in the row, so that a lookup decides without reading the
+/// row (its epochs are on the heap when there are several: a cache miss more).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Serving {
     pub(crate) start: i64,
+    pub(crate) end: i64,
     pub(crate) epoch: i32,
     pub(crate) row: Row,
 }
@@ -88,7 +90,8 @@ impl Epochs {
         }
     }
 
-    /// The segment serving the greatest start offset at or below `offset` in `epoch`.
+    /// The segment serving the greatest start offset at or below `offset` in `epoch` (which may
+    /// end before `offset`).
     pub(crate) fn floor(&self, epoch: i32, offset: i64) -> Option<Serving> {
         let n = self.through(epoch, offset);
         let s = n.checked_sub(1).and_then(|i| self.serving.get(i))?;
@@ -146,7 +149,13 @@ impl Epochs {
         match event {
             EpochEvent::CopyStarted => self.add_unreferenced(epoch, id),
             EpochEvent::CopyFinished { start, end } => {
-                self.on_copy_finished(epoch, Serving { start, epoch, row }, end, id, id_of)
+                let s = Serving {
+                    start,
+                    end,
+                    epoch,
+                    row,
+                };
+                self.on_copy_finished(s, id, id_of)
             }
             EpochEvent::DeleteStarted { start } => {
                 if let Ok(i) = self.position(epoch, start) {
@@ -164,14 +173,8 @@ impl Epochs {
     /// after `s.start` are displaced while this one (serving up to `end`) reaches at least as
     /// far as the epoch ever did; then a plain put (which silently forgets a same-key segment
     /// when nothing was displaced).
-    fn on_copy_finished(
-        &mut self,
-        epoch: i32,
-        s: Serving,
-        end: i64,
-        id: Uuid,
-        id_of: impl Fn(Row) -> Uuid,
-    ) {
+    fn on_copy_finished(&mut self, s: Serving, id: Uuid, id_of: impl Fn(Row) -> Uuid) {
+        let (epoch, end) = (s.epoch, s.end);
         let h = match self.highest_epochs.last() {
             Some(&last) if last == epoch => Ok(self.highest_epochs.len() - 1),
             Some(&last) if last < epoch => Err(self.highest_epochs.len()),

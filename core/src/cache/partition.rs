@@ -287,8 +287,10 @@ impl PartitionCache {
     pub fn segment_for(&self, epoch: i32, offset: i64) -> Option<&SegmentMetadata> {
         let s = self.epochs.floor(epoch, offset)?;
         // As Kafka does: the epoch ends where the segment's next epoch starts, or with it.
-        let m = self.row(s.row)?;
-        (offset <= m.epoch_end(epoch)?).then_some(m)
+        if offset > s.end {
+            return None;
+        }
+        self.row(s.row)
     }
 
     /// Kafka's `highestOffsetForEpoch`.
