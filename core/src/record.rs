@@ -270,8 +270,15 @@ pub struct Value<'a> {
 
 /// Decodes one record value. Fails, like Kafka, on a bad frame, an unknown api key, a version a
 /// nested struct cannot read, truncation, bad lengths and trailing bytes.
+///
+/// Nearly every value on the topic is a plain segment or update value (see [`read_plain`]): it
+/// is read by that fixed-layout reader and built straight into its `Value`. Anything else, and
+/// everything invalid, takes the full reader, which alone decides what an error says.
 pub fn decode_value(bytes: &[u8]) -> Result<Value<'_>> {
-    decode_with(&mut Reader::new(bytes))
+    match read_plain_as::<LeaderEpochEntries<'_>>(bytes) {
+        Some(plain) => Ok(plain.into_value()),
+        None => decode_with(&mut Reader::new(bytes)),
+    }
 }
 
 /// Decodes like [`decode_value`] and also tells whether the bytes are exactly what Kafka's
@@ -712,16 +719,17 @@ fn read_snapshot<'a>(
 pub(crate) struct PlainPartition<'a> {
     pub(crate) topic_id: Uuid,
     pub(crate) partition: i32,
-    /// The topic name: always UTF-8 (checked), kept as bytes.
-    pub(crate) name: &'a [u8],
+    pub(crate) name: &'a str,
 }
 
-/// A segment or update value as replay needs it, read by [`read_plain`] without building a
-/// [`Value`]: the same fields, in the same types, that `decode_value` would give.
+/// A segment or update value read by [`read_plain`] without building a [`Value`]: the same
+/// fields, in the same types, that the full reader would give. Its leader epochs are in `E`:
+/// the cache's list for replay, or the decoded entries when it becomes a `Value`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Plain<'a> {
+pub(crate) enum Plain<'a, E = crate::cache::LeaderEpochs> {
     Segment {
         part: PlainPartition<'a>,
+        version: i16,
         id: Uuid,
         start_offset: i64,
         end_offset: i64,
@@ -729,7 +737,7 @@ pub(crate) enum Plain<'a> {
         max_timestamp_ms: i64,
         event_timestamp_ms: i64,
         /// As written (not yet sorted by epoch).
-        leader_epochs: crate::cache::LeaderEpochs,
+        leader_epochs: E,
         segment_size_in_bytes: i32,
         custom_metadata: Option<&'a [u8]>,
         state: i8,
@@ -747,6 +755,131 @@ pub(crate) enum Plain<'a> {
         broker_leader_epoch: i32,
         end_offset: i64,
     },
+}
+
+/// Where [`read_plain`] puts a segment's leader epochs, `n` of them, as written.
+pub(crate) trait EpochList: Sized {
+    fn with_capacity(n: usize) -> Self;
+    fn push_entry(&mut self, leader_epoch: i32, offset: i64);
+}
+
+impl EpochList for crate::cache::LeaderEpochs {
+    fn with_capacity(n: usize) -> Self {
+        crate::cache::LeaderEpochs::with_capacity(n)
+    }
+    fn push_entry(&mut self, leader_epoch: i32, offset: i64) {
+        self.push((leader_epoch, offset));
+    }
+}
+
+impl<'a> EpochList for LeaderEpochEntries<'a> {
+    fn with_capacity(n: usize) -> Self {
+        LeaderEpochEntries::Many(if n > 1 {
+            Vec::with_capacity(n)
+        } else {
+            Vec::new()
+        })
+    }
+    /// The first entry is held inline, as the full reader holds a single one.
+    fn push_entry(&mut self, leader_epoch: i32, offset: i64) {
+        let entry = LeaderEpochEntry {
+            leader_epoch,
+            offset,
+            unknown_tagged_fields: Vec::new(),
+        };
+        match self {
+            LeaderEpochEntries::Many(v) if v.capacity() == 0 => {
+                *self = LeaderEpochEntries::One(entry);
+            }
+            LeaderEpochEntries::Many(v) => v.push(entry),
+            LeaderEpochEntries::One(first) => {
+                let first = std::mem::replace(
+                    first,
+                    LeaderEpochEntry {
+                        leader_epoch: 0,
+                        offset: 0,
+                        unknown_tagged_fields: Vec::new(),
+                    },
+                );
+                *self = LeaderEpochEntries::Many(vec![first, entry]);
+            }
+        }
+    }
+}
+
+impl<'a> Plain<'a, LeaderEpochEntries<'a>> {
+    /// The `Value` the full reader gives for the same bytes.
+    #[inline(always)]
+    fn into_value(self) -> Value<'a> {
+        let entry = |part: PlainPartition<'a>, id: Uuid| SegmentIdEntry {
+            topic_id_partition: TopicIdPartitionEntry {
+                name: Cow::Borrowed(part.name),
+                id: part.topic_id,
+                partition: part.partition,
+                unknown_tagged_fields: Vec::new(),
+            },
+            id,
+            unknown_tagged_fields: Vec::new(),
+        };
+        match self {
+            Plain::Segment {
+                part,
+                version,
+                id,
+                start_offset,
+                end_offset,
+                broker_id,
+                max_timestamp_ms,
+                event_timestamp_ms,
+                leader_epochs,
+                segment_size_in_bytes,
+                custom_metadata,
+                state,
+                txn_index_empty,
+                broker_leader_epoch,
+            } => Value {
+                version,
+                record: Record::Segment(SegmentMetadataRecord {
+                    remote_log_segment_id: entry(part, id),
+                    start_offset,
+                    end_offset,
+                    broker_id,
+                    max_timestamp_ms,
+                    event_timestamp_ms,
+                    segment_leader_epochs: leader_epochs,
+                    segment_size_in_bytes,
+                    custom_metadata: custom_metadata.map(Cow::Borrowed),
+                    remote_log_segment_state: state,
+                    txn_index_empty,
+                    broker_leader_epoch,
+                    unknown_tagged_fields: Vec::new(),
+                }),
+            },
+            Plain::Update {
+                part,
+                version,
+                id,
+                broker_id,
+                event_timestamp_ms,
+                custom_metadata,
+                state,
+                broker_leader_epoch,
+                end_offset,
+            } => Value {
+                version,
+                record: Record::Update(SegmentMetadataUpdateRecord {
+                    remote_log_segment_id: entry(part, id),
+                    broker_id,
+                    event_timestamp_ms,
+                    custom_metadata: custom_metadata.map(Cow::Borrowed),
+                    remote_log_segment_state: state,
+                    broker_leader_epoch,
+                    end_offset,
+                    unknown_tagged_fields: Vec::new(),
+                }),
+            },
+        }
+    }
 }
 
 /// Big-endian fixed-width fields off the front of a run the reader has already bounds-checked:
@@ -790,6 +923,12 @@ impl Fields<'_> {
 /// wrong (so this never decides an error, and what it reads is what `decode_value` reads).
 #[inline]
 pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
+    read_plain_as(bytes)
+}
+
+/// [`read_plain`], with the leader epochs in `E`.
+#[inline(always)]
+pub(crate) fn read_plain_as<'a, E: EpochList>(bytes: &'a [u8]) -> Option<Plain<'a, E>> {
     let r = &mut Reader::new(bytes);
     if header_number(r, "frameVersion", ErrorKind::BadFrameVersion).ok()? != FRAME_VERSION {
         return None;
@@ -801,11 +940,7 @@ pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
     }
     // RemoteLogSegmentIdEntry { TopicIdPartitionEntry { name, id, partition }, id }, as
     // read_segment_id reads it (nested versions 0 and 1 are readable), each with no tags.
-    let name = r.compact_str_bytes(SEGMENT_TIP[1]).ok()?;
-    // Every ASCII name is UTF-8, and checking that is far cheaper than from_utf8.
-    if !name.is_ascii() && std::str::from_utf8(name).is_err() {
-        return None;
-    }
+    let name = r.compact_str(SEGMENT_TIP[1]).ok()?;
     // Fixed-width runs are read with one bounds check a run. A tag count must be the one-byte
     // zero: any other spelling of it takes the full way.
     let mut f = Fields(r.take(38, SEGMENT_TIP[2]).ok()?);
@@ -819,7 +954,7 @@ pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
         partition,
         name,
     };
-    let plain = if api_key == 0 {
+    if api_key == 0 {
         let mut f = Fields(r.take(36, "startOffset").ok()?);
         let start_offset = f.i64()?;
         let end_offset = f.i64()?;
@@ -827,24 +962,29 @@ pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
         let max_timestamp_ms = f.i64()?;
         let event_timestamp_ms = f.i64()?;
         let n = r.compact_array_len("segmentLeaderEpochs").ok()?;
-        let mut leader_epochs = crate::cache::LeaderEpochs::new();
+        // Each entry takes 13 bytes: more than the bytes left hold is not plain.
+        if n > r.remaining() / 13 {
+            return None;
+        }
+        let mut leader_epochs = E::with_capacity(n);
         for _ in 0..n {
             // An entry and its tag section: plain values have none.
             let mut f = Fields(r.take(13, "segmentLeaderEpochs").ok()?);
             let epoch = f.i32()?;
             let offset = f.i64()?;
             f.zero()?;
-            leader_epochs.push((epoch, offset));
+            leader_epochs.push_entry(epoch, offset);
         }
         let segment_size_in_bytes = r.i32("segmentSizeInBytes").ok()?;
         let custom_metadata = r.compact_nullable_bytes("customMetadata").ok()?;
         let state = r.i8("remoteLogSegmentState").ok()?;
         let (txn_index_empty, broker_leader_epoch, unknown) = read_segment_tags(r, version).ok()?;
-        if !unknown.is_empty() {
+        if !unknown.is_empty() || r.remaining() > 0 {
             return None;
         }
-        Plain::Segment {
+        Some(Plain::Segment {
             part,
+            version,
             id,
             start_offset,
             end_offset,
@@ -857,7 +997,7 @@ pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
             state,
             txn_index_empty,
             broker_leader_epoch,
-        }
+        })
     } else {
         let mut f = Fields(r.take(12, "brokerId").ok()?);
         let broker_id = f.i32()?;
@@ -866,10 +1006,10 @@ pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
         let state = r.i8("remoteLogSegmentState").ok()?;
         let (broker_leader_epoch, end_offset, unknown) =
             read_update_tags(r, version, UPDATE_TAG_DEFAULTS).ok()?;
-        if !unknown.is_empty() {
+        if !unknown.is_empty() || r.remaining() > 0 {
             return None;
         }
-        Plain::Update {
+        Some(Plain::Update {
             part,
             version,
             id,
@@ -879,9 +1019,8 @@ pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
             state,
             broker_leader_epoch,
             end_offset,
-        }
-    };
-    (r.remaining() == 0).then_some(plain)
+        })
+    }
 }
 
 /// Defaults of `(brokerLeaderEpoch, endOffset)` on update records.
@@ -1429,9 +1568,10 @@ mod tests {
 
 #[cfg(test)]
 mod plain_tests {
-    //! `read_plain` reads exactly what `decode_value` reads, for every value of the shared
+    //! `read_plain` reads exactly what the full reader reads, for every value of the shared
     //! vectors (Kafka 4.4.0's and the KIP-1266 ones) and every truncation, extension and
-    //! version change of them, or declines.
+    //! version change of them, or declines; and `decode_value`, which tries it first, gives
+    //! exactly what the full reader gives, value or error.
     use super::*;
 
     /// What `read_plain` must give for a decoded value, or `None` where it must decline.
@@ -1440,7 +1580,7 @@ mod plain_tests {
             Cow::Borrowed(name) => Some(PlainPartition {
                 topic_id: t.id,
                 partition: t.partition,
-                name: name.as_bytes(),
+                name,
             }),
             Cow::Owned(_) => None,
         };
@@ -1459,6 +1599,7 @@ mod plain_tests {
                 plain.then_some(())?;
                 Some(Plain::Segment {
                     part: part(&id.topic_id_partition)?,
+                    version: v.version,
                     id: id.id,
                     start_offset: s.start_offset,
                     end_offset: s.end_offset,
@@ -1508,7 +1649,9 @@ mod plain_tests {
     }
 
     fn check(bytes: &[u8]) -> bool {
-        let want = decode_value(bytes).ok().and_then(|v| expected(&v));
+        let full = decode_with(&mut Reader::new(bytes));
+        assert_eq!(decode_value(bytes), full, "value {bytes:02x?}");
+        let want = full.ok().and_then(|v| expected(&v));
         assert_eq!(read_plain(bytes), want, "value {bytes:02x?}");
         want.is_some()
     }

@@ -6,12 +6,18 @@
 pub mod batch;
 
 use crate::key::RecordKey;
-use crate::record::decode_value_canonical;
+use crate::record::{decode_value, decode_value_canonical};
 
-/// For any input: decoding does not panic; what decodes re-encodes to a canonical value that
-/// decodes the same; canonical input (Kafka's own spelling) re-encodes to the very same bytes.
+/// For any input: decoding does not panic; `decode_value` (which tries the fixed-layout reader
+/// first) gives what the full reader gives, value or error; what decodes re-encodes to a
+/// canonical value that decodes the same; canonical input (Kafka's own spelling) re-encodes to
+/// the very same bytes.
 pub fn check_value_round_trip(data: &[u8]) -> Result<(), String> {
-    let Ok((value, canonical)) = decode_value_canonical(data) else {
+    let full = decode_value_canonical(data);
+    if decode_value(data) != full.clone().map(|(v, _)| v) {
+        return Err("decode_value and the full reader disagree".into());
+    }
+    let Ok((value, canonical)) = full else {
         return Ok(());
     };
     let _ = value.validate();

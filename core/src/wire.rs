@@ -175,7 +175,7 @@ impl<'a> Reader<'a> {
     pub fn compact_str(&mut self, field: &str) -> Result<&'a str> {
         let bytes = self.compact_str_bytes(field)?;
         let data_at = self.pos - bytes.len();
-        std::str::from_utf8(bytes).map_err(|e| {
+        to_str(bytes).map_err(|e| {
             Error::at(
                 ErrorKind::InvalidUtf8,
                 data_at + e.valid_up_to(),
@@ -186,7 +186,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The bytes of a non-nullable compact string, with every check of [`Reader::compact_str`]
-    /// but the UTF-8 one (for a caller that checks it more cheaply).
+    /// but the UTF-8 one.
     #[inline]
     pub fn compact_str_bytes(&mut self, field: &str) -> Result<&'a [u8]> {
         let at = self.pos;
@@ -259,6 +259,17 @@ impl RawTaggedField<'_> {
             tag: self.tag,
             data: Cow::Owned(self.data.into_owned()),
         }
+    }
+}
+
+/// `bytes` as a `str`. ASCII, nearly every name Kafka writes, is checked a word at a time; the
+/// rest by std's UTF-8 check, whose error says where.
+#[inline]
+fn to_str(bytes: &[u8]) -> std::result::Result<&str, std::str::Utf8Error> {
+    use ascii::AsAsciiStr;
+    match bytes.as_ascii_str() {
+        Ok(ascii) => Ok(ascii.as_str()),
+        Err(_) => std::str::from_utf8(bytes),
     }
 }
 

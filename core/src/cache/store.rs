@@ -157,7 +157,7 @@ impl Partitions {
     }
 
     /// The slot, created (Kafka's `maybeLoadPartition`) if the partition was never seen.
-    /// `name` is UTF-8 (a `str`'s bytes, or checked by `read_plain`).
+    /// `name` is UTF-8 (a `str`'s bytes).
     fn load(&mut self, topic_id: Uuid, partition: i32, name: &[u8]) -> &mut Slot {
         let list = self.by_id.entry((topic_id, partition)).or_default();
         let i = match list.iter().position(|(tp, _)| tp.topic.as_bytes() == name) {
@@ -318,6 +318,7 @@ impl Store {
         match p {
             Plain::Segment {
                 part,
+                version: _,
                 id,
                 start_offset,
                 end_offset,
@@ -388,7 +389,7 @@ impl Store {
     ) -> std::result::Result<&mut Slot, Applied> {
         let slot = self
             .partitions
-            .load(part.topic_id, part.partition, part.name);
+            .load(part.topic_id, part.partition, part.name.as_bytes());
         if let Some(last) = slot.last_applied.filter(|&last| offset <= last) {
             return Err(Applied::Skipped(Skip::AlreadyApplied {
                 partition: owned(part),
@@ -496,7 +497,7 @@ impl Store {
         let part = PlainPartition {
             topic_id: entry.id,
             partition: entry.partition,
-            name: entry.name.as_bytes(),
+            name: &entry.name,
         };
         // The metadata and update are built before the partition is looked at: `validate`
         // has run, so building them cannot fail.
@@ -721,7 +722,7 @@ impl Store {
 fn owned(part: PlainPartition<'_>) -> TopicIdPartition {
     TopicIdPartition {
         topic_id: part.topic_id,
-        topic: String::from_utf8_lossy(part.name).into_owned(),
+        topic: part.name.to_owned(),
         partition: part.partition,
     }
 }
@@ -747,7 +748,7 @@ fn key_fits_plain(key: &RecordKey, p: &Plain<'_>) -> bool {
     };
     key.topic_id == part.topic_id
         && key.partition == part.partition
-        && key.topic.as_bytes() == part.name
+        && key.topic == part.name
         && key.update == update
 }
 
