@@ -403,14 +403,38 @@ fn tag_not_valid(r: &Reader<'_>, tag: u32, version: i16, field: &str) -> Error {
     )
 }
 
+/// What a tag-section reader does with the tags the schema does not know.
+trait UnknownTags<'a>: Default {
+    fn keep(&mut self, tag: RawTaggedField<'a>);
+}
+
+/// The full reader keeps them, in the order read.
+impl<'a> UnknownTags<'a> for TaggedFields<'a> {
+    #[inline(always)]
+    fn keep(&mut self, tag: RawTaggedField<'a>) {
+        self.push(tag);
+    }
+}
+
+/// The plain reader only notes that there was one: the value is then not plain.
+#[derive(Default)]
+struct AnyUnknown(bool);
+
+impl UnknownTags<'_> for AnyUnknown {
+    #[inline(always)]
+    fn keep(&mut self, _: RawTaggedField<'_>) {
+        self.0 = true;
+    }
+}
+
 /// Reads a tagged-field section. `known` reads a tag the schema defines (returning `Ok(true)`),
-/// or returns `Ok(false)` for one it does not know, which is then kept raw.
+/// or returns `Ok(false)` for one it does not know, which is then given to `U`.
 #[inline(always)]
-fn read_tags<'a>(
+fn read_tags<'a, U: UnknownTags<'a>>(
     r: &mut Reader<'a>,
     field: &str,
     mut known: impl FnMut(&mut Reader<'a>, u32) -> Result<bool>,
-) -> Result<TaggedFields<'a>> {
+) -> Result<U> {
     let at = r.position();
     let count = r.uvarint(field)?;
     if count > MAX_TAGGED_FIELDS {
@@ -421,7 +445,7 @@ fn read_tags<'a>(
             format!("{count} tagged fields exceed the maximum of {MAX_TAGGED_FIELDS}"),
         ));
     }
-    let mut unknown = Vec::new();
+    let mut unknown = U::default();
     let mut prev: Option<u32> = None;
     for _ in 0..count {
         let tag = r.uvarint(field)?;
@@ -439,7 +463,7 @@ fn read_tags<'a>(
             }
         } else {
             let data = r.tagged_data(size, field)?;
-            unknown.push(RawTaggedField {
+            unknown.keep(RawTaggedField {
                 tag,
                 data: Cow::Borrowed(data),
             });
@@ -538,10 +562,10 @@ fn custom_metadata<'a>(r: &mut Reader<'a>) -> Result<Option<Cow<'a, [u8]>>> {
 /// The tag section shared by segment and snapshot records: tag 0 `txnIndexEmpty` (every
 /// version), tag 1 `brokerLeaderEpoch` (version 1 and up).
 #[inline(always)]
-fn read_segment_tags<'a>(
+fn read_segment_tags<'a, U: UnknownTags<'a>>(
     r: &mut Reader<'a>,
     version: i16,
-) -> Result<(bool, i32, TaggedFields<'a>)> {
+) -> Result<(bool, i32, U)> {
     let (mut txn_index_empty, mut broker_leader_epoch) = (false, 0);
     let unknown = read_tags(r, "_tags", |r, tag| match tag {
         0 => {
@@ -567,11 +591,11 @@ fn read_segment_tags<'a>(
 /// The tag section of update and partition-delete records: tag 0 `brokerLeaderEpoch` and tag 1
 /// `endOffset`, both from version 1, with the record's own defaults.
 #[inline(always)]
-fn read_update_tags<'a>(
+fn read_update_tags<'a, U: UnknownTags<'a>>(
     r: &mut Reader<'a>,
     version: i16,
     defaults: (i32, i64),
-) -> Result<(i32, i64, TaggedFields<'a>)> {
+) -> Result<(i32, i64, U)> {
     let (mut epoch, mut end) = defaults;
     let unknown = read_tags(r, "_tags", |r, tag| match tag {
         0 | 1 if version < 1 => Err(tag_not_valid(
@@ -764,15 +788,18 @@ pub(crate) trait EpochList: Sized {
 }
 
 impl EpochList for crate::cache::LeaderEpochs {
+    #[inline(always)]
     fn with_capacity(n: usize) -> Self {
         crate::cache::LeaderEpochs::with_capacity(n)
     }
+    #[inline(always)]
     fn push_entry(&mut self, leader_epoch: i32, offset: i64) {
         self.push((leader_epoch, offset));
     }
 }
 
 impl<'a> EpochList for LeaderEpochEntries<'a> {
+    #[inline(always)]
     fn with_capacity(n: usize) -> Self {
         LeaderEpochEntries::Many(if n > 1 {
             Vec::with_capacity(n)
@@ -781,6 +808,7 @@ impl<'a> EpochList for LeaderEpochEntries<'a> {
         })
     }
     /// The first entry is held inline, as the full reader holds a single one.
+    #[inline(always)]
     fn push_entry(&mut self, leader_epoch: i32, offset: i64) {
         let entry = LeaderEpochEntry {
             leader_epoch,
@@ -978,8 +1006,9 @@ pub(crate) fn read_plain_as<'a, E: EpochList>(bytes: &'a [u8]) -> Option<Plain<'
         let segment_size_in_bytes = r.i32("segmentSizeInBytes").ok()?;
         let custom_metadata = r.compact_nullable_bytes("customMetadata").ok()?;
         let state = r.i8("remoteLogSegmentState").ok()?;
-        let (txn_index_empty, broker_leader_epoch, unknown) = read_segment_tags(r, version).ok()?;
-        if !unknown.is_empty() || r.remaining() > 0 {
+        let (txn_index_empty, broker_leader_epoch, AnyUnknown(unknown)) =
+            read_segment_tags(r, version).ok()?;
+        if unknown || r.remaining() > 0 {
             return None;
         }
         Some(Plain::Segment {
@@ -1004,9 +1033,9 @@ pub(crate) fn read_plain_as<'a, E: EpochList>(bytes: &'a [u8]) -> Option<Plain<'
         let event_timestamp_ms = f.i64()?;
         let custom_metadata = r.compact_nullable_bytes("customMetadata").ok()?;
         let state = r.i8("remoteLogSegmentState").ok()?;
-        let (broker_leader_epoch, end_offset, unknown) =
+        let (broker_leader_epoch, end_offset, AnyUnknown(unknown)) =
             read_update_tags(r, version, UPDATE_TAG_DEFAULTS).ok()?;
-        if !unknown.is_empty() || r.remaining() > 0 {
+        if unknown || r.remaining() > 0 {
             return None;
         }
         Some(Plain::Update {

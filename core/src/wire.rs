@@ -171,18 +171,11 @@ impl<'a> Reader<'a> {
 
     /// A non-nullable compact string. Kafka rejects null, lengths above 0x7fff, and (we add)
     /// bytes that are not UTF-8, which Java would silently replace.
-    #[inline]
+    #[inline(always)]
     pub fn compact_str(&mut self, field: &str) -> Result<&'a str> {
         let bytes = self.compact_str_bytes(field)?;
         let data_at = self.pos - bytes.len();
-        to_str(bytes).map_err(|e| {
-            Error::at(
-                ErrorKind::InvalidUtf8,
-                data_at + e.valid_up_to(),
-                field,
-                "string is not valid UTF-8",
-            )
-        })
+        to_str(bytes).map_err(|e| not_utf8(data_at + e.valid_up_to(), field))
     }
 
     /// The bytes of a non-nullable compact string, with every check of [`Reader::compact_str`]
@@ -197,7 +190,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Compact nullable bytes.
-    #[inline]
+    #[inline(always)]
     pub fn compact_nullable_bytes(&mut self, field: &str) -> Result<Option<&'a [u8]>> {
         match self.compact_len(field)? {
             None => Ok(None),
@@ -264,13 +257,24 @@ impl RawTaggedField<'_> {
 
 /// `bytes` as a `str`. ASCII, nearly every name Kafka writes, is checked a word at a time; the
 /// rest by std's UTF-8 check, whose error says where.
-#[inline]
+#[inline(always)]
 fn to_str(bytes: &[u8]) -> std::result::Result<&str, std::str::Utf8Error> {
     use ascii::AsAsciiStr;
     match bytes.as_ascii_str() {
         Ok(ascii) => Ok(ascii.as_str()),
         Err(_) => std::str::from_utf8(bytes),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn not_utf8(at: usize, field: &str) -> Error {
+    Error::at(
+        ErrorKind::InvalidUtf8,
+        at,
+        field,
+        "string is not valid UTF-8",
+    )
 }
 
 /// The error of a non-nullable compact string's length: null, or above Kafka's limit.
