@@ -11,9 +11,7 @@
 
 use std::collections::VecDeque;
 
-use hashbrown::HashMap;
-
-use super::hash::UuidHash;
+use super::unreferenced::Unreferenced;
 use crate::model::Uuid;
 
 /// A segment's row in its partition's segment table.
@@ -57,11 +55,8 @@ pub(crate) struct Epochs {
     /// Finished segments serving an epoch, ascending by (epoch, start). A deque: segments finish
     /// at the end and are deleted from the front.
     serving: VecDeque<Serving>,
-    /// (epoch, segment) for the segments that serve none of the epoch's offsets, each with the
-    /// order in which it became so. Usually a few in flight; one hash operation an event, and no
-    /// allocation once the map has grown to the most there ever were.
-    unreferenced: HashMap<(i32, Uuid), u64, UuidHash>,
-    next_unreferenced: u64,
+    /// (epoch, segment) for the segments that serve none of the epoch's offsets.
+    unreferenced: Unreferenced,
     /// Parallel, ascending by epoch: every epoch that ever had a finished segment and its highest
     /// offset.
     highest_epochs: Vec<i32>,
@@ -83,6 +78,14 @@ impl Epochs {
 
     /// Where the entry of `(epoch, start)` is, or would go.
     fn position(&self, epoch: i32, start: i64) -> Result<usize, usize> {
+        // Segments are deleted oldest first: the one asked for is most often the first.
+        if self
+            .serving
+            .front()
+            .is_some_and(|f| f.key() == (epoch, start))
+        {
+            return Ok(0);
+        }
         let n = self.through(epoch, start);
         match n.checked_sub(1).and_then(|i| self.serving.get(i)) {
             Some(s) if s.key() == (epoch, start) => Ok(n - 1),
@@ -108,14 +111,7 @@ impl Epochs {
 
     /// The segments of `epoch` serving none of its offsets, in the order they became so.
     pub(crate) fn unreferenced(&self, epoch: i32) -> Vec<Uuid> {
-        let mut ids: Vec<(u64, Uuid)> = self
-            .unreferenced
-            .iter()
-            .filter(|((e, _), _)| *e == epoch)
-            .map(|(&(_, id), &order)| (order, id))
-            .collect();
-        ids.sort_unstable();
-        ids.into_iter().map(|(_, id)| id).collect()
+        self.unreferenced.of_epoch(epoch)
     }
 
     pub(crate) fn highest(&self, epoch: i32) -> Option<i64> {
@@ -124,17 +120,11 @@ impl Epochs {
     }
 
     fn add_unreferenced(&mut self, epoch: i32, id: Uuid) {
-        let order = self.next_unreferenced;
-        if let hashbrown::hash_map::Entry::Vacant(v) = self.unreferenced.entry((epoch, id)) {
-            v.insert(order);
-            self.next_unreferenced += 1;
-        }
+        self.unreferenced.add((epoch, id));
     }
 
     fn remove_unreferenced(&mut self, epoch: i32, id: Uuid) {
-        if !self.unreferenced.is_empty() {
-            self.unreferenced.remove(&(epoch, id));
-        }
+        self.unreferenced.remove((epoch, id));
     }
 
     /// Applies one event of segment `id` (at `row`) to `epoch`.
@@ -181,8 +171,34 @@ impl Epochs {
             _ => self.highest_epochs.binary_search(&epoch),
         };
         let highest = h.ok().and_then(|h| self.highest_offsets.get(h).copied());
-        // Kafka evaluates "reaches as far" once, against the highest offset before this call.
-        if highest.is_none_or(|h| h <= end) {
+        if self.serving.back().is_none_or(|last| last.key() < s.key()) {
+            // After every entry (as segments finish, in order): nothing of the epoch starts at
+            // or after it, so nothing is displaced and no entry has its key.
+            self.serving.push_back(s);
+        } else {
+            self.displace_and_put(s, highest, id_of);
+        }
+        self.remove_unreferenced(epoch, id);
+        match h {
+            Ok(h) if highest.is_some_and(|old| end > old) => {
+                if let Some(slot) = self.highest_offsets.get_mut(h) {
+                    *slot = end;
+                }
+            }
+            Ok(_) => {}
+            Err(h) => {
+                self.highest_epochs.insert(h, epoch);
+                self.highest_offsets.insert(h, end);
+            }
+        }
+    }
+
+    /// The segments of the epoch starting at or after `s` are displaced when `s` reaches at
+    /// least as far as the epoch ever did (`highest`, before this segment: Kafka evaluates it
+    /// once); then `s` is put in, over an entry of the same key if there is one.
+    fn displace_and_put(&mut self, s: Serving, highest: Option<i64>, id_of: impl Fn(Row) -> Uuid) {
+        let epoch = s.epoch;
+        if highest.is_none_or(|h| h <= s.end) {
             let (from, to) = (self.before(epoch, s.start), self.through(epoch, i64::MAX));
             // Displaced newest first, as Kafka's loop over the tail map finds them.
             for i in (from..to).rev() {
@@ -201,19 +217,6 @@ impl Epochs {
                 }
             }
             Err(i) => insert_at(&mut self.serving, i, s),
-        }
-        self.remove_unreferenced(epoch, id);
-        match h {
-            Ok(h) if highest.is_some_and(|old| end > old) => {
-                if let Some(slot) = self.highest_offsets.get_mut(h) {
-                    *slot = end;
-                }
-            }
-            Ok(_) => {}
-            Err(h) => {
-                self.highest_epochs.insert(h, epoch);
-                self.highest_offsets.insert(h, end);
-            }
         }
     }
 }

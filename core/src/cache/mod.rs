@@ -3,6 +3,7 @@
 //! - `epoch`: the leader epochs of a partition (Kafka's `RemoteLogLeaderEpochState`, all at once).
 //! - `partition`: one user partition (Kafka's `RemoteLogMetadataCache`).
 //! - `table`: a partition's segment metadata by row.
+//! - `unreferenced`: the segments of a partition's epochs that serve nothing.
 //! - `store`: all user partitions of a metadata partition, fed `(offset, key, value)` records.
 
 mod epoch;
@@ -10,6 +11,7 @@ mod hash;
 mod partition;
 mod store;
 mod table;
+mod unreferenced;
 
 pub use partition::{Dropped, LeaderEpochs, PartitionCache, SegmentMetadata, SegmentUpdate};
 pub use store::{Applied, Holder, KeyHolders, Orphan, PartitionDelete, Skip, Store};
