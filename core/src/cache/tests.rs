@@ -366,3 +366,48 @@ fn keyed_records_read_plain_or_in_full_leave_the_same_state() {
         assert_eq!(p.keys.len(), 6 + 1, "six segments' keys and the orphan's");
     }
 }
+
+/// Partitions sharing a topic id and number but not a name are distinct, and each keeps its own
+/// state when another is unloaded (which moves slots around) or named in between.
+#[test]
+fn partitions_stay_apart_through_unloads() {
+    let named = |topic: &str, partition: i32| TopicIdPartition {
+        topic: topic.into(),
+        partition,
+        ..tp()
+    };
+    let (foo, bar, foo1) = (named("foo", 0), named("bar", 0), named("foo", 1));
+    let mut store = Store::new();
+    for p in [&bar, &foo, &foo1] {
+        store.load_partition(p);
+    }
+    // Records name "foo" partition 0 only.
+    for (offset, v) in [
+        started(1, 0, 99, &[(0, 0)]),
+        update(1, SegmentState::CopySegmentFinished),
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_eq!(store.apply(offset as i64, None, Some(v)), Applied::Applied);
+    }
+    for p in [&bar, &foo, &foo1] {
+        store.mark_initialized(p);
+    }
+    let held = |store: &Store, p: &TopicIdPartition| store.segments(p).map(|s| s.len());
+    assert_eq!(held(&store, &foo).ok(), Some(1));
+    store.unload_partition(&bar);
+    assert_eq!(
+        held(&store, &foo).ok(),
+        Some(1),
+        "foo survives bar's unload"
+    );
+    assert_eq!(held(&store, &foo1).ok(), Some(0));
+    assert!(held(&store, &bar).is_err(), "bar is gone");
+    assert_eq!(store.partition_by_id(foo.topic_id, 0), Some(&foo));
+    store.unload_partition(&foo);
+    assert!(held(&store, &foo).is_err());
+    assert_eq!(store.partitions(), vec![&foo1]);
+    assert_eq!(store.partition_by_id(foo.topic_id, 0), None);
+    println!("partitions: 3 loaded, 2 unloaded, each kept apart");
+}
