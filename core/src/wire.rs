@@ -200,26 +200,12 @@ impl<'a> Reader<'a> {
 
     /// A non-nullable compact array count. Like Kafka, a count larger than the bytes left is
     /// refused before anything is allocated.
-    #[inline]
+    #[inline(always)]
     pub fn compact_array_len(&mut self, field: &str) -> Result<usize> {
         let at = self.pos;
         match self.compact_len(field)? {
-            None => Err(Error::at(
-                ErrorKind::InvalidLength,
-                at,
-                field,
-                "non-nullable array was serialized as null",
-            )),
-            Some(n) if n > self.remaining() => Err(Error::at(
-                ErrorKind::Truncated,
-                at,
-                field,
-                format!(
-                    "array of {n} element(s) but only {} byte(s) left",
-                    self.remaining()
-                ),
-            )),
-            Some(n) => Ok(n),
+            Some(n) if n <= self.remaining() => Ok(n),
+            len => Err(bad_array_len(at, field, len, self.remaining())),
         }
     }
 
@@ -275,6 +261,26 @@ fn not_utf8(at: usize, field: &str) -> Error {
         field,
         "string is not valid UTF-8",
     )
+}
+
+/// The error of a non-nullable compact array's count: null, or more than the bytes left.
+#[cold]
+#[inline(never)]
+fn bad_array_len(at: usize, field: &str, len: Option<usize>, left: usize) -> Error {
+    match len {
+        None => Error::at(
+            ErrorKind::InvalidLength,
+            at,
+            field,
+            "non-nullable array was serialized as null",
+        ),
+        Some(n) => Error::at(
+            ErrorKind::Truncated,
+            at,
+            field,
+            format!("array of {n} element(s) but only {left} byte(s) left"),
+        ),
+    }
 }
 
 /// The error of a non-nullable compact string's length: null, or above Kafka's limit.
