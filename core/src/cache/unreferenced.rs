@@ -42,6 +42,7 @@ impl Default for Unreferenced {
 
 impl Unreferenced {
     /// Adds `key` unless it is there already (it then keeps its place in the order).
+    #[inline(always)]
     pub(crate) fn add(&mut self, key: Key) {
         let order = self.next_order;
         match &mut self.held {
@@ -68,6 +69,7 @@ impl Unreferenced {
         self.next_order += 1;
     }
 
+    #[inline(always)]
     pub(crate) fn remove(&mut self, key: Key) {
         match &mut self.held {
             Held::Short(list) => {
