@@ -228,10 +228,13 @@ impl PartitionCache {
             id: u.id,
             initialized: self.initialized,
         };
-        let Some(row) = self.row_of(u.id) else {
+        // One probe of the index: a deletion's last update removes the entry it found.
+        let (index, table, epochs) = (&mut self.index, &mut self.table, &mut self.epochs);
+        let Ok(entry) = index.find_entry(hash_id(u.id), |&r| row_id(table, r) == Some(u.id)) else {
             return Err(unknown);
         };
-        let Some(m) = self.table.get_mut(row) else {
+        let row = *entry.get();
+        let Some(m) = table.get_mut(row) else {
             return Err(unknown);
         };
         if !SegmentState::is_valid_transition(Some(m.state), u.state) {
@@ -250,7 +253,6 @@ impl PartitionCache {
         m.event_timestamp_ms = u.event_timestamp_ms;
         m.custom_metadata = u.custom_metadata.as_deref().map(Box::from);
         m.state = u.state;
-        let (table, epochs) = (&self.table, &mut self.epochs);
         let Some(m) = table.get(row) else {
             return Err(unknown);
         };
@@ -270,14 +272,8 @@ impl PartitionCache {
             epochs.apply(epoch, row, u.id, event, id_of);
         }
         if u.state == SegmentState::DeleteSegmentFinished {
-            let table = &self.table;
-            if let Ok(entry) = self
-                .index
-                .find_entry(hash_id(u.id), |&r| row_id(table, r) == Some(u.id))
-            {
-                entry.remove();
-            }
-            self.table.remove(row);
+            entry.remove();
+            table.remove(row);
         }
         Ok(())
     }
