@@ -1725,7 +1725,10 @@ mod plain_tests {
                 }
             }
         }
-        println!("read_plain: {inputs} inputs, {plain} plain, all as decode_value reads them");
+        println!(
+            "read_plain: {inputs} inputs, {plain} plain, all as the full reader reads them; \
+             decode_value gives the full reader's value or error on every one"
+        );
         assert!(plain > 300 && inputs > 10_000, "{plain} plain of {inputs}");
     }
 }
