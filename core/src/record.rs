@@ -820,16 +820,10 @@ impl<'a> EpochList for LeaderEpochEntries<'a> {
                 *self = LeaderEpochEntries::One(entry);
             }
             LeaderEpochEntries::Many(v) => v.push(entry),
+            // Never reached from `read_plain`, which says how many come; an entry with no tags
+            // clones without allocating.
             LeaderEpochEntries::One(first) => {
-                let first = std::mem::replace(
-                    first,
-                    LeaderEpochEntry {
-                        leader_epoch: 0,
-                        offset: 0,
-                        unknown_tagged_fields: Vec::new(),
-                    },
-                );
-                *self = LeaderEpochEntries::Many(vec![first, entry]);
+                *self = LeaderEpochEntries::Many(vec![first.clone(), entry]);
             }
         }
     }
@@ -945,10 +939,10 @@ impl Fields<'_> {
 }
 
 /// Reads a segment (api key 0) or update (api key 1) value of version 0 or 1 with no unknown
-/// tagged field, in the order `decode_value` reads it (fixed-width runs in one bounds check each,
-/// tag sections as Kafka spells an empty one). `None` for anything
-/// else, valid or not: the caller then decodes it with `decode_value`, which reports what is
-/// wrong (so this never decides an error, and what it reads is what `decode_value` reads).
+/// tagged field, in the order the full reader reads it (fixed-width runs in one bounds check
+/// each, tag sections as Kafka spells an empty one). `None` for anything else, valid or not:
+/// the caller then decodes it with `decode_value`, whose full reader reports what is wrong (so
+/// this never decides an error, and what it reads is what the full reader reads).
 #[inline]
 pub(crate) fn read_plain(bytes: &[u8]) -> Option<Plain<'_>> {
     read_plain_as(bytes)

@@ -119,14 +119,6 @@ impl Epochs {
         self.highest_offsets.get(i).copied()
     }
 
-    fn add_unreferenced(&mut self, epoch: i32, id: Uuid) {
-        self.unreferenced.add((epoch, id));
-    }
-
-    fn remove_unreferenced(&mut self, epoch: i32, id: Uuid) {
-        self.unreferenced.remove((epoch, id));
-    }
-
     /// Applies one event of segment `id` (at `row`) to `epoch`.
     pub(crate) fn apply(
         &mut self,
@@ -137,7 +129,7 @@ impl Epochs {
         id_of: impl Fn(Row) -> Uuid,
     ) {
         match event {
-            EpochEvent::CopyStarted => self.add_unreferenced(epoch, id),
+            EpochEvent::CopyStarted => self.unreferenced.add((epoch, id)),
             EpochEvent::CopyFinished { start, end } => {
                 let s = Serving {
                     start,
@@ -153,9 +145,9 @@ impl Epochs {
                         remove_at(&mut self.serving, i);
                     }
                 }
-                self.add_unreferenced(epoch, id);
+                self.unreferenced.add((epoch, id));
             }
-            EpochEvent::DeleteFinished => self.remove_unreferenced(epoch, id),
+            EpochEvent::DeleteFinished => self.unreferenced.remove((epoch, id)),
         }
     }
 
@@ -178,7 +170,7 @@ impl Epochs {
         } else {
             self.displace_and_put(s, highest, id_of);
         }
-        self.remove_unreferenced(epoch, id);
+        self.unreferenced.remove((epoch, id));
         match h {
             Ok(h) if highest.is_some_and(|old| end > old) => {
                 if let Some(slot) = self.highest_offsets.get_mut(h) {
@@ -203,7 +195,7 @@ impl Epochs {
             // Displaced newest first, as Kafka's loop over the tail map finds them.
             for i in (from..to).rev() {
                 if let Some(old) = self.serving.get(i).copied() {
-                    self.add_unreferenced(epoch, id_of(old.row));
+                    self.unreferenced.add((epoch, id_of(old.row)));
                 }
             }
             if from < to {
