@@ -4,13 +4,15 @@
 //! Owns: which finished segment serves each start offset of each epoch, the segments of an epoch
 //! that serve nothing (started, being deleted, displaced), and each epoch's highest offset, which
 //! never decreases. The serving entries of all epochs are one array sorted by (epoch, start):
-//! offsets grow with epochs, so a lookup guesses its place by interpolating the start offset and
-//! reads a few neighbouring entries, and an epoch with no segment left costs only its highest
+//! offsets grow with epochs, so a lookup guesses its place from the start offset (`hints`, once
+//! the partition serves lookups; a straight line through the entries before) and reads the
+//! entries around the guess at once, and an epoch with no segment left costs only its highest
 //! offset (Kafka keeps the whole state). Never: segment metadata itself (the partition's segment
 //! table holds it; an entry names a finished segment by its row there).
 
 use std::collections::VecDeque;
 
+use super::hints::Hints;
 use super::unreferenced::Unreferenced;
 use crate::model::Uuid;
 
@@ -61,19 +63,75 @@ pub(crate) struct Epochs {
     /// offset.
     highest_epochs: Vec<i32>,
     highest_offsets: Vec<i64>,
+    /// Where a start offset's entry probably is, rebuilt after `HINTS_STALE` of the entries'
+    /// worth of edits.
+    hints: Hints,
+    /// Entries removed less entries inserted at the front of `serving`, ever: what moves every
+    /// entry's position at once.
+    front: i64,
+    /// Changes to `serving` since `hints` was built.
+    edits: usize,
+    /// Whether lookups are served, so hints are kept: not while the partition is replayed,
+    /// whose edits are at the ends and never search.
+    hinting: bool,
 }
+
+/// The share of the entries (1 / HINTS_STALE) changed before the hints are rebuilt: a rebuild
+/// reads every entry, so it costs a few reads per change.
+const HINTS_STALE: usize = 4;
+/// Fewer entries are searched from a straight-line guess alone.
+const HINTED_FROM: usize = 64;
 
 impl Epochs {
     /// How many entries come before `(epoch, start)` or are it.
     fn through(&self, epoch: i32, start: i64) -> usize {
         let key = (epoch, start);
-        count_at_or_below(&self.serving, |s| s.key() <= key, |s| s.start, start)
+        count_at_or_below(&self.serving, |s| s.key() <= key, self.guess(start))
     }
 
     /// How many entries come before `(epoch, start)`.
     fn before(&self, epoch: i32, start: i64) -> usize {
         let key = (epoch, start);
-        count_at_or_below(&self.serving, |s| s.key() < key, |s| s.start, start)
+        count_at_or_below(&self.serving, |s| s.key() < key, self.guess(start))
+    }
+
+    /// Where the entry of `start` probably is: from the hints, or past what they cover, on a
+    /// straight line through the entries they do not.
+    fn guess(&self, start: i64) -> usize {
+        let n = self.serving.len();
+        if let Some(at) = self.hints.guess(start, n, self.front) {
+            return at;
+        }
+        let from = self.hints.end(n, self.front);
+        interpolate(&self.serving, from, start, |s| s.start)
+    }
+
+    /// From now on, keeps hints for lookups (the partition's cache is initialized).
+    pub(crate) fn keep_hints(&mut self) {
+        if !self.hinting {
+            self.hinting = true;
+            self.rebuild_hints();
+        }
+    }
+
+    /// Counts a change to the entries, and rebuilds the hints when enough have changed.
+    fn edited(&mut self) {
+        if !self.hinting {
+            return;
+        }
+        self.edits += 1;
+        if self.edits >= (self.serving.len() / HINTS_STALE).max(HINTED_FROM) {
+            self.rebuild_hints();
+        }
+    }
+
+    fn rebuild_hints(&mut self) {
+        self.edits = 0;
+        self.hints = if self.serving.len() >= HINTED_FROM {
+            Hints::build(self.serving.iter().map(|s| s.start), self.front)
+        } else {
+            Hints::default()
+        };
     }
 
     /// Where the entry of `(epoch, start)` is, or would go.
@@ -142,7 +200,7 @@ impl Epochs {
             EpochEvent::DeleteStarted { start } => {
                 if let Ok(i) = self.position(epoch, start) {
                     if self.serving.get(i).is_some_and(|s| s.row == row) {
-                        remove_at(&mut self.serving, i);
+                        self.remove_at(i);
                     }
                 }
                 self.unreferenced.add((epoch, id));
@@ -167,6 +225,7 @@ impl Epochs {
             // After every entry (as segments finish, in order): nothing of the epoch starts at
             // or after it, so nothing is displaced and no entry has its key.
             self.serving.push_back(s);
+            self.edited();
         } else {
             self.displace_and_put(s, highest, id_of);
         }
@@ -200,6 +259,10 @@ impl Epochs {
             }
             if from < to {
                 self.serving.drain(from..to);
+                if from == 0 {
+                    self.front += (to - from) as i64;
+                }
+                self.edited();
             }
         }
         match self.position(epoch, s.start) {
@@ -208,23 +271,69 @@ impl Epochs {
                     *slot = s;
                 }
             }
-            Err(i) => insert_at(&mut self.serving, i, s),
+            Err(i) => self.insert_at(i, s),
         }
+    }
+
+    /// Inserts at `i`, taking the cheap way at either end (where nearly every insert happens).
+    fn insert_at(&mut self, i: usize, s: Serving) {
+        let d = &mut self.serving;
+        if i >= d.len() {
+            d.push_back(s);
+        } else if i == 0 {
+            d.push_front(s);
+            self.front -= 1;
+        } else {
+            d.insert(i, s);
+        }
+        self.edited();
+    }
+
+    /// Removes at `i`, taking the cheap way at either end.
+    fn remove_at(&mut self, i: usize) {
+        let d = &mut self.serving;
+        if i == 0 {
+            d.pop_front();
+            self.front += 1;
+        } else if i + 1 == d.len() {
+            d.pop_back();
+        } else {
+            d.remove(i);
+        }
+        self.edited();
+    }
+}
+
+/// Where `target` falls on a straight line through the keys (`key`) of items `from..` of `d`:
+/// start offsets grow about evenly.
+fn interpolate<T>(d: &VecDeque<T>, from: usize, target: i64, key: impl Fn(&T) -> i64) -> usize {
+    let n = d.len();
+    let (Some(first), Some(last)) = (d.get(from), d.back()) else {
+        return n / 2;
+    };
+    let (low, high) = (key(first), key(last));
+    if target >= high {
+        n - 1
+    } else if target <= low {
+        from
+    } else {
+        // low < target < high.
+        let span = (i128::from(high) - i128::from(low)).unsigned_abs();
+        let above = (i128::from(target) - i128::from(low)).unsigned_abs();
+        let steps = (n - 1 - from) as u128;
+        from + usize::try_from(above * steps / span).unwrap_or(0)
     }
 }
 
 /// How many items of `d` satisfy `at_or_below` (true for a prefix of `d`, at most the items
-/// whose key is at or below `target`): `partition_point`,
-/// found with few reads of `d`. Start offsets grow about evenly, so the first read is where
-/// `target` falls between the keys (`guess_key`) of the two ends, an interpolation; from there
-/// the answer is galloped to, so that an uneven spread (or keys that are not ascending at all)
-/// costs O(log n) reads, never more. A random lookup pays a cache miss per read.
-fn count_at_or_below<T>(
-    d: &VecDeque<T>,
-    at_or_below: impl Fn(&T) -> bool,
-    guess_key: impl Fn(&T) -> i64,
-    target: i64,
-) -> usize {
+/// whose key is at or below the target): `partition_point`, found with few reads of `d` from
+/// `guess`, where the answer probably is. The entries around the guess are read at once (no
+/// read waits on another, and no branch on what they hold); when the answer is not among
+/// them, it is galloped to from the guess, so that a bad guess (or keys that are not
+/// ascending at all) costs O(log n) reads, never more. A random lookup pays a cache miss per
+/// read that waits on another.
+fn count_at_or_below<T>(d: &VecDeque<T>, at_or_below: impl Fn(&T) -> bool, guess: usize) -> usize {
+    const AROUND: usize = 16;
     let n = d.len();
     let below = |i: usize| d.get(i).is_some_and(&at_or_below);
     let (Some(first), Some(last)) = (d.front(), d.back()) else {
@@ -237,14 +346,18 @@ fn count_at_or_below<T>(
         return n;
     }
     // Here n >= 2 and the answer is in 1..n.
-    let (low, high) = (guess_key(first), guess_key(last));
-    let guess = if low < high && (low..=high).contains(&target) {
-        let span = (i128::from(high) - i128::from(low)).unsigned_abs();
-        let above = (i128::from(target) - i128::from(low)).unsigned_abs();
-        usize::try_from(above * (n as u128 - 1) / span).unwrap_or(0)
-    } else {
-        n / 2
-    };
+    let guess = guess.min(n - 1);
+    if n >= AROUND {
+        let from = guess.saturating_sub(AROUND / 2).min(n - AROUND);
+        let c: usize = d
+            .range(from..from + AROUND)
+            .map(|s| usize::from(at_or_below(s)))
+            .sum();
+        // The prefix ends inside the window: after `c` of its items.
+        if c > 0 && c < AROUND {
+            return from + c;
+        }
+    }
     // Gallop to a window lo..hi holding the answer: below(lo - 1) and !below(hi).
     let (mut lo, mut hi);
     if below(guess) {
@@ -281,28 +394,6 @@ fn count_at_or_below<T>(
         }
     }
     lo
-}
-
-/// Inserts at `i`, taking the cheap way at either end (where nearly every insert happens).
-fn insert_at<T>(d: &mut VecDeque<T>, i: usize, v: T) {
-    if i >= d.len() {
-        d.push_back(v);
-    } else if i == 0 {
-        d.push_front(v);
-    } else {
-        d.insert(i, v);
-    }
-}
-
-/// Removes at `i`, taking the cheap way at either end.
-fn remove_at<T>(d: &mut VecDeque<T>, i: usize) {
-    if i == 0 {
-        d.pop_front();
-    } else if i + 1 == d.len() {
-        d.pop_back();
-    } else {
-        d.remove(i);
-    }
 }
 
 #[cfg(test)]
@@ -469,6 +560,80 @@ mod tests {
     }
 
     #[test]
+    fn searches_stay_exact_while_the_hints_go_stale() {
+        use proptest::prelude::*;
+        // Segments finishing in order (now and then over others), deleted oldest first or from
+        // the middle, in a few epochs: every edit moves entries under the hints, which are
+        // rebuilt now and then. Every search must still equal a plain partition point.
+        let op = prop_oneof![
+            6 => (1i64..400).prop_map(Op::Finish),
+            1 => (0i64..5000, 1i64..3000).prop_map(|(back, len)| Op::Over { back, len }),
+            3 => Just(Op::DeleteOldest),
+            1 => any::<prop::sample::Index>().prop_map(Op::Delete),
+            1 => Just(Op::NextEpoch),
+        ];
+        proptest!(ProptestConfig::with_cases(64), |(ops in proptest::collection::vec(op, 1..1500), probes in proptest::collection::vec(any::<prop::sample::Index>(), 16))| {
+            let mut e = Epochs::default();
+            let (mut epoch, mut next, mut row) = (0i32, 0i64, 0u32);
+            for (k, op) in ops.iter().enumerate() {
+                // Replayed first, then serving lookups.
+                if k == ops.len() / 3 {
+                    e.keep_hints();
+                }
+                row += 1;
+                let event = match *op {
+                    Op::Finish(len) => {
+                        let start = next;
+                        next += len;
+                        Some((epoch, EpochEvent::CopyFinished { start, end: next - 1 }))
+                    }
+                    Op::Over { back, len } => {
+                        let start = (next - back).max(0);
+                        next = next.max(start + len);
+                        Some((epoch, EpochEvent::CopyFinished { start, end: start + len - 1 }))
+                    }
+                    Op::DeleteOldest => e.serving.front().map(|s| (s.epoch, EpochEvent::DeleteStarted { start: s.start })),
+                    Op::Delete(i) => (!e.serving.is_empty()).then(|| {
+                        let s = e.serving[i.index(e.serving.len())];
+                        (s.epoch, EpochEvent::DeleteStarted { start: s.start })
+                    }),
+                    Op::NextEpoch => {
+                        epoch += 1;
+                        None
+                    }
+                };
+                if let Some((at, event)) = event {
+                    let r = match event {
+                        EpochEvent::DeleteStarted { start } => e.serving.iter().find(|s| s.key() == (at, start)).map_or(row, |s| s.row),
+                        _ => row,
+                    };
+                    e.apply(at, r, id_of(r), event, id_of);
+                }
+                if k % 50 == 0 || k + 1 == ops.len() {
+                    let keys: Vec<(i32, i64)> = e.serving.iter().map(Serving::key).collect();
+                    prop_assert!(keys.windows(2).all(|w| w[0] < w[1]), "entries ascending");
+                    let mut targets: Vec<(i32, i64)> = probes.iter().filter(|_| !keys.is_empty()).map(|i| keys[i.index(keys.len())]).collect();
+                    targets.extend(targets.clone().iter().flat_map(|&(ep, st)| [(ep, st - 1), (ep, st + 1), (ep + 1, 0), (ep, i64::MAX)]));
+                    targets.extend([(0, 0), (epoch, next), (epoch + 1, i64::MIN)]);
+                    for (ep, st) in targets {
+                        prop_assert_eq!(e.through(ep, st), keys.partition_point(|&k| k <= (ep, st)), "through {:?}", (ep, st));
+                        prop_assert_eq!(e.before(ep, st), keys.partition_point(|&k| k < (ep, st)), "before {:?}", (ep, st));
+                    }
+                }
+            }
+        });
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    enum Op {
+        Finish(i64),
+        Over { back: i64, len: i64 },
+        DeleteOldest,
+        Delete(proptest::sample::Index),
+        NextEpoch,
+    }
+
+    #[test]
     fn counting_matches_partition_point_on_any_spread() {
         use proptest::prelude::*;
         let spread = prop_oneof![
@@ -500,9 +665,15 @@ mod tests {
                 probes.extend([(e, k), (e, k.saturating_sub(1)), (e, k.saturating_add(1)), (e + 1, k)]);
             }
             probes.extend([(0, i64::MIN), (4, i64::MAX)]);
+            let hints = Hints::build(d.iter().map(|k| k.1), 0);
             for t in probes {
-                let fast = count_at_or_below(&d, |k| *k <= t, |k| k.1, t.1);
-                prop_assert_eq!(fast, d.partition_point(|k| *k <= t));
+                let want = d.partition_point(|k| *k <= t);
+                let hinted = hints.guess(t.1, d.len(), 0);
+                let from_line = interpolate(&d, 0, t.1, |k| k.1);
+                // Any guess gives the answer: the hints', the line's, and far-off ones.
+                for guess in [hinted.unwrap_or(0), from_line, 0, d.len() / 3, d.len(), usize::MAX] {
+                    prop_assert_eq!(count_at_or_below(&d, |k| *k <= t, guess), want, "guess {}", guess);
+                }
             }
         });
     }

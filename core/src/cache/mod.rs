@@ -1,6 +1,7 @@
 //! Kafka's cache of remote segment metadata, rebuilt by replaying `__remote_log_metadata`.
 //!
 //! - `epoch`: the leader epochs of a partition (Kafka's `RemoteLogLeaderEpochState`, all at once).
+//! - `hints`: where a start offset probably is among a partition's serving entries.
 //! - `partition`: one user partition (Kafka's `RemoteLogMetadataCache`).
 //! - `table`: a partition's segment metadata by row.
 //! - `unreferenced`: the segments of a partition's epochs that serve nothing.
@@ -8,6 +9,7 @@
 
 mod epoch;
 mod hash;
+mod hints;
 mod partition;
 mod store;
 mod table;

@@ -171,6 +171,7 @@ impl PartitionCache {
     /// One-way: replay has caught up with the log for this partition.
     pub fn mark_initialized(&mut self) {
         self.initialized = true;
+        self.epochs.keep_hints();
     }
 
     fn row_of(&self, id: Uuid) -> Option<Row> {
