@@ -81,7 +81,8 @@ impl SegmentMetadata {
     /// Leader epochs as written, in the order Kafka's sorted map holds them: ascending, the
     /// last of duplicate epochs winning.
     pub(crate) fn sorted_epochs(mut epochs: LeaderEpochs) -> LeaderEpochs {
-        if epochs.len() > 1 {
+        // As brokers write them: strictly ascending already, so nothing to sort or drop.
+        if epochs.len() > 1 && !epochs.windows(2).all(|w| w[0].0 < w[1].0) {
             epochs.reverse();
             epochs.sort_by_key(|(e, _)| *e);
             epochs.dedup_by_key(|(e, _)| *e);

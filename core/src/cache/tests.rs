@@ -411,3 +411,17 @@ fn partitions_stay_apart_through_unloads() {
     assert_eq!(store.partition_by_id(foo.topic_id, 0), None);
     println!("partitions: 3 loaded, 2 unloaded, each kept apart");
 }
+
+#[test]
+fn leader_epochs_sort_as_kafkas_map_holds_them() {
+    use proptest::prelude::*;
+    // Kafka puts each (epoch, offset) into a TreeMap in written order: ascending by epoch, a
+    // later duplicate replacing an earlier one. Ascending input (every broker's) stays as is.
+    let pairs = proptest::collection::vec((0i32..6, any::<i64>()), 0..8);
+    proptest!(|(pairs in pairs)| {
+        let map: std::collections::BTreeMap<i32, i64> = pairs.iter().copied().collect();
+        let want: Vec<(i32, i64)> = map.into_iter().collect();
+        let got = SegmentMetadata::sorted_epochs(pairs.iter().copied().collect());
+        prop_assert_eq!(got.to_vec(), want);
+    });
+}
