@@ -32,9 +32,12 @@ impl Hints {
     /// The table of entries whose starts (in entry order, ascending but for unclean elections)
     /// are `starts`, `front` being the owner's count of removals less insertions at the front
     /// so far. Empty for fewer than two entries, or more than `u32::MAX`, or no span.
-    pub(crate) fn build(starts: impl ExactSizeIterator<Item = i64> + Clone, front: i64) -> Hints {
+    pub(crate) fn build(
+        starts: impl ExactSizeIterator<Item = i64> + DoubleEndedIterator + Clone,
+        front: i64,
+    ) -> Hints {
         let n = starts.len();
-        let (Some(low), Some(high)) = (starts.clone().next(), starts.clone().last()) else {
+        let (Some(low), Some(high)) = (starts.clone().next(), starts.clone().next_back()) else {
             return Hints::default();
         };
         if n < 2 || high <= low || u32::try_from(n).is_err() {
