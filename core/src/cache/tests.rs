@@ -5,10 +5,11 @@ use std::borrow::Cow;
 
 use super::{Applied, Dropped, SegmentMetadata, Skip, Store};
 use crate::ErrorKind;
+use crate::model::PartitionDeleteState;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
 use crate::record::{
-    LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord, SegmentMetadataUpdateRecord,
-    TopicIdPartitionEntry, Value,
+    LeaderEpochEntry, PartitionDeleteMetadataRecord, Record, SegmentIdEntry, SegmentMetadataRecord,
+    SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
 };
 
 fn tp() -> TopicIdPartition {
@@ -410,6 +411,63 @@ fn partitions_stay_apart_through_unloads() {
     assert_eq!(store.partitions(), vec![&foo1]);
     assert_eq!(store.partition_by_id(foo.topic_id, 0), None);
     println!("partitions: 3 loaded, 2 unloaded, each kept apart");
+}
+
+/// The partition a host names by topic id and number alone: one still held before one deleted,
+/// then the first loaded.
+#[test]
+fn a_partition_named_by_id_alone_is_the_held_then_the_first_loaded() {
+    let named = |topic: &str| TopicIdPartition {
+        topic: topic.into(),
+        ..tp()
+    };
+    let (bar, foo) = (named("bar"), named("foo"));
+    let mut store = Store::new();
+    store.load_partition(&bar);
+    store.load_partition(&foo);
+    assert_eq!(
+        store.partition_by_id(bar.topic_id, 0),
+        Some(&bar),
+        "first loaded"
+    );
+    for (offset, state) in PartitionDeleteState::ALL.into_iter().enumerate() {
+        let delete = Value {
+            version: 0,
+            record: Record::PartitionDelete(PartitionDeleteMetadataRecord {
+                topic_id_partition: TopicIdPartitionEntry {
+                    name: Cow::Borrowed("bar"),
+                    id: bar.topic_id,
+                    partition: 0,
+                    unknown_tagged_fields: vec![],
+                },
+                broker_id: 1,
+                event_timestamp_ms: 2,
+                remote_partition_delete_state: state.id(),
+                broker_leader_epoch: 0,
+                end_offset: 0,
+                unknown_tagged_fields: vec![],
+            }),
+        }
+        .encode()
+        .unwrap_or_default();
+        assert_eq!(
+            store.apply(offset as i64, None, Some(&delete)),
+            Applied::Applied
+        );
+    }
+    assert_eq!(store.partitions(), vec![&foo], "bar is deleted");
+    assert_eq!(
+        store.partition_by_id(bar.topic_id, 0),
+        Some(&foo),
+        "held before deleted"
+    );
+    store.unload_partition(&foo);
+    assert_eq!(
+        store.partition_by_id(bar.topic_id, 0),
+        Some(&bar),
+        "deleted, yet known"
+    );
+    assert_eq!(store.partition_by_id(bar.topic_id, 1), None);
 }
 
 #[test]
