@@ -172,6 +172,12 @@ impl Epochs {
         self.unreferenced.of_epoch(epoch)
     }
 
+    /// The row of the first serving entry: the oldest finished segment, most often the next
+    /// one deleted.
+    pub(crate) fn oldest_row(&self) -> Option<Row> {
+        self.serving.front().map(|s| s.row)
+    }
+
     pub(crate) fn highest(&self, epoch: i32) -> Option<i64> {
         let i = self.highest_epochs.binary_search(&epoch).ok()?;
         self.highest_offsets.get(i).copied()

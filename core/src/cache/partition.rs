@@ -230,9 +230,21 @@ impl PartitionCache {
             id: u.id,
             initialized: self.initialized,
         };
+        // A deletion most often starts with the oldest segment: its row is read before the
+        // index is probed, so that the two cache misses overlap instead of queueing, and the
+        // probe then compares rows, not the ids in them.
+        let oldest = (u.state == SegmentState::DeleteSegmentStarted)
+            .then(|| self.epochs.oldest_row())
+            .flatten()
+            .filter(|&r| row_id(&self.table, r) == Some(u.id));
         // One probe of the index: a deletion's last update removes the entry it found.
         let (index, table, epochs) = (&mut self.index, &mut self.table, &mut self.epochs);
-        let Ok(entry) = index.find_entry(hash_id(u.id), |&r| row_id(table, r) == Some(u.id)) else {
+        let hash = hash_id(u.id);
+        let found = match oldest {
+            Some(row) => index.find_entry(hash, |&r| r == row),
+            None => index.find_entry(hash, |&r| row_id(table, r) == Some(u.id)),
+        };
+        let Ok(entry) = found else {
             return Err(unknown);
         };
         let row = *entry.get();
