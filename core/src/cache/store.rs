@@ -10,11 +10,7 @@
 
 use std::collections::HashMap;
 
-use std::hash::Hasher as _;
-
-use hashbrown::{HashTable, hash_table};
-
-use super::hash::{Mix, UuidHash};
+use super::hash::UuidHash;
 use super::partition::{Dropped, PartitionCache, SegmentMetadata, SegmentUpdate};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feature::{MetadataLevel, parse_level_record};
@@ -136,116 +132,66 @@ pub(crate) struct Slot {
     pub(crate) upload_keys: HashMap<Uuid, (i64, i32), UuidHash>,
 }
 
-/// User partitions, found by topic id, partition number and name (partitions are equal only
-/// when all three are) without building an owned key. One hash table holds the partitions
-/// themselves, hashed by id and number alone, so that one probe finds a record's partition and
-/// `partition_by_id` can see every name held under an id and number.
+/// User partitions by topic id and partition number, then name (partitions are equal only when
+/// all three are), so that a record's partition is found without building an owned key.
 #[derive(Clone, Debug, Default)]
 struct Partitions {
-    table: HashTable<Loaded>,
-    /// Partitions loaded so far: orders those that share an id and number.
-    loads: u64,
-}
-
-#[derive(Clone, Debug)]
-struct Loaded {
-    tp: TopicIdPartition,
-    slot: Slot,
-    /// When it was loaded, among all partitions.
-    seq: u64,
-}
-
-impl Loaded {
-    fn is(&self, topic_id: Uuid, partition: i32, name: &[u8]) -> bool {
-        self.tp.partition == partition
-            && self.tp.topic_id == topic_id
-            && self.tp.topic.as_bytes() == name
-    }
-}
-
-fn id_hash(topic_id: Uuid, partition: i32) -> u64 {
-    let mut h = Mix::default();
-    h.write_i64(topic_id.msb);
-    h.write_i64(topic_id.lsb);
-    h.write_i32(partition);
-    h.finish()
-}
-
-fn held_hash(h: &Loaded) -> u64 {
-    id_hash(h.tp.topic_id, h.tp.partition)
+    by_id: HashMap<(Uuid, i32), Vec<(TopicIdPartition, Slot)>, UuidHash>,
 }
 
 impl Partitions {
     fn get(&self, topic_id: Uuid, partition: i32, name: &[u8]) -> Option<&Slot> {
-        self.table
-            .find(id_hash(topic_id, partition), |h| {
-                h.is(topic_id, partition, name)
-            })
-            .map(|h| &h.slot)
+        self.by_id
+            .get(&(topic_id, partition))?
+            .iter()
+            .find(|(tp, _)| tp.topic.as_bytes() == name)
+            .map(|(_, s)| s)
     }
 
     fn get_mut(&mut self, topic_id: Uuid, partition: i32, name: &[u8]) -> Option<&mut Slot> {
-        self.table
-            .find_mut(id_hash(topic_id, partition), |h| {
-                h.is(topic_id, partition, name)
-            })
-            .map(|h| &mut h.slot)
+        self.by_id
+            .get_mut(&(topic_id, partition))?
+            .iter_mut()
+            .find(|(tp, _)| tp.topic.as_bytes() == name)
+            .map(|(_, s)| s)
     }
 
     /// The slot, created (Kafka's `maybeLoadPartition`) if the partition was never seen.
     /// `name` is UTF-8 (a `str`'s bytes).
     fn load(&mut self, topic_id: Uuid, partition: i32, name: &[u8]) -> &mut Slot {
-        let hash = id_hash(topic_id, partition);
-        let held = match self
-            .table
-            .entry(hash, |h| h.is(topic_id, partition, name), held_hash)
-        {
-            hash_table::Entry::Occupied(e) => e.into_mut(),
-            hash_table::Entry::Vacant(e) => {
-                self.loads += 1;
+        let list = self.by_id.entry((topic_id, partition)).or_default();
+        let i = match list.iter().position(|(tp, _)| tp.topic.as_bytes() == name) {
+            Some(i) => i,
+            None => {
                 let tp = TopicIdPartition {
                     topic_id,
                     topic: String::from_utf8_lossy(name).into_owned(),
                     partition,
                 };
-                let slot = Slot {
-                    cache: Some(PartitionCache::default()),
-                    ..Slot::default()
-                };
-                e.insert(Loaded {
+                list.push((
                     tp,
-                    slot,
-                    seq: self.loads,
-                })
-                .into_mut()
+                    Slot {
+                        cache: Some(PartitionCache::default()),
+                        ..Slot::default()
+                    },
+                ));
+                list.len() - 1
             }
         };
-        &mut held.slot
+        &mut list[i].1
     }
 
     fn unload(&mut self, topic_id: Uuid, partition: i32, name: &str) {
-        let hash = id_hash(topic_id, partition);
-        if let Ok(e) = self
-            .table
-            .find_entry(hash, |h| h.is(topic_id, partition, name.as_bytes()))
-        {
-            e.remove();
+        if let Some(list) = self.by_id.get_mut(&(topic_id, partition)) {
+            list.retain(|(tp, _)| tp.topic != name);
+            if list.is_empty() {
+                self.by_id.remove(&(topic_id, partition));
+            }
         }
     }
 
-    /// Every partition held under an id and number, first loaded first.
-    fn by_id(&self, topic_id: Uuid, partition: i32) -> Vec<&Loaded> {
-        let mut out: Vec<&Loaded> = self
-            .table
-            .iter_hash(id_hash(topic_id, partition))
-            .filter(|h| h.tp.topic_id == topic_id && h.tp.partition == partition)
-            .collect();
-        out.sort_by_key(|h| h.seq);
-        out
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (&TopicIdPartition, &Slot)> {
-        self.table.iter().map(|h| (&h.tp, &h.slot))
+    fn iter(&self) -> impl Iterator<Item = &(TopicIdPartition, Slot)> {
+        self.by_id.values().flatten()
     }
 }
 
@@ -294,11 +240,11 @@ impl Store {
     /// partitions by id alone, as Kafka's `TopicIdPartition` equality nearly does): one still
     /// held is preferred over one deleted.
     pub fn partition_by_id(&self, topic_id: Uuid, partition: i32) -> Option<&TopicIdPartition> {
-        let held = self.partitions.by_id(topic_id, partition);
-        held.iter()
-            .find(|h| h.slot.cache.is_some())
-            .or_else(|| held.first())
-            .map(|h| &h.tp)
+        let list = self.partitions.by_id.get(&(topic_id, partition))?;
+        list.iter()
+            .find(|(_, s)| s.cache.is_some())
+            .or_else(|| list.first())
+            .map(|(tp, _)| tp)
     }
 
     /// Replays one record of the metadata partition. Either part may be null.
