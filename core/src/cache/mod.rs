@@ -10,6 +10,7 @@
 mod epoch;
 mod hash;
 mod hints;
+mod index;
 mod partition;
 mod store;
 mod table;
