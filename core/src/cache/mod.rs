@@ -10,7 +10,6 @@
 mod epoch;
 mod hash;
 mod hints;
-mod index;
 mod partition;
 mod store;
 mod table;

@@ -4,10 +4,13 @@
 //! states, the initialized flag, and every query Kafka's cache answers, answered as Kafka does.
 //! Never: decoding, keys, or decisions about what to write.
 
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 use smallvec::SmallVec;
 
 use super::epoch::{EpochEvent, Epochs, Row};
-use super::index::Index;
+use super::hash::UuidHash;
 use super::table::Table;
 use crate::error::{Error, ErrorKind, Result};
 use crate::model::{SegmentState, Uuid};
@@ -152,9 +155,13 @@ pub enum Dropped {
 #[derive(Clone, Debug, Default)]
 pub struct PartitionCache {
     table: Table,
-    index: Index,
+    index: HashTable<Row>,
     epochs: Epochs,
     initialized: bool,
+}
+
+fn hash_id(id: Uuid) -> u64 {
+    UuidHash::default().hash_one(id)
 }
 
 impl PartitionCache {
@@ -170,7 +177,9 @@ impl PartitionCache {
 
     fn row_of(&self, id: Uuid) -> Option<Row> {
         let table = &self.table;
-        self.index.row_of(id, |r| row_id(table, r))
+        self.index
+            .find(hash_id(id), |&r| row_id(table, r) == Some(id))
+            .copied()
     }
 
     fn row(&self, row: Row) -> Option<&SegmentMetadata> {
@@ -203,7 +212,8 @@ impl PartitionCache {
             None => {
                 let r = self.table.insert(m);
                 let table = &self.table;
-                self.index.insert(id, r, |r| row_id(table, r));
+                self.index
+                    .insert_unique(hash_id(id), r, |&r| row_id(table, r).map_or(0, hash_id));
                 r
             }
         };
@@ -229,10 +239,15 @@ impl PartitionCache {
             .filter(|&r| row_id(&self.table, r) == Some(u.id));
         // One probe of the index: a deletion's last update removes the entry it found.
         let (index, table, epochs) = (&mut self.index, &mut self.table, &mut self.epochs);
-        let Ok(entry) = index.find_entry(u.id, oldest, |r| row_id(table, r)) else {
+        let hash = hash_id(u.id);
+        let found = match oldest {
+            Some(row) => index.find_entry(hash, |&r| r == row),
+            None => index.find_entry(hash, |&r| row_id(table, r) == Some(u.id)),
+        };
+        let Ok(entry) = found else {
             return Err(unknown);
         };
-        let row = entry.row();
+        let row = *entry.get();
         let Some(m) = table.get_mut(row) else {
             return Err(unknown);
         };
