@@ -159,6 +159,37 @@ fn lifecycle_of_four_segments() {
     );
 }
 
+/// A deletion usually starts with the oldest segment, which the cache reads first: one that
+/// starts elsewhere must still reach its own segment, and the oldest must stay as it was.
+#[test]
+fn a_deletion_of_a_newer_segment_leaves_the_oldest_serving() {
+    let mut log = Log::new();
+    for (n, s, e) in [(0, 0, 99), (1, 100, 199), (2, 200, 299)] {
+        log.push(started(n, s, e, &[(0, s)]));
+        log.push(update(n, CopySegmentFinished));
+    }
+    assert_eq!(log.push(update(1, DeleteSegmentStarted)), Applied::Applied);
+    assert_eq!(
+        [log.at(0, 50), log.at(0, 150), log.at(0, 250)],
+        [Some(S(0)), None, Some(S(2))]
+    );
+    assert_eq!(
+        log.epoch_states(0),
+        vec![
+            (S(0), CopySegmentFinished),
+            (S(1), DeleteSegmentStarted),
+            (S(2), CopySegmentFinished)
+        ],
+        "Kafka's order: by start offset"
+    );
+    // Then the oldest, as usual, and both deletions finish.
+    assert_eq!(log.push(update(0, DeleteSegmentStarted)), Applied::Applied);
+    for n in [1, 0] {
+        assert_eq!(log.push(update(n, DeleteSegmentFinished)), Applied::Applied);
+    }
+    assert_eq!(log.epoch_states(0), vec![(S(2), CopySegmentFinished)]);
+}
+
 /// RemoteLogSegmentLifecycleTest.testCacheListSegments
 #[test]
 fn list_segments_in_kafkas_order() {
