@@ -13,27 +13,22 @@
 use std::collections::VecDeque;
 
 use super::hints::Hints;
+use super::serving::ServingEntries;
+pub(crate) use super::serving::{Entry, Serving};
 use super::unreferenced::Unreferenced;
 use crate::model::Uuid;
 
 /// A segment's row in its partition's segment table.
 pub(crate) type Row = u32;
 
-/// A finished segment serving `epoch` from `start` to `end`, the last offset the epoch wrote in
-/// it. The end is kept here, not only in the row, so that a lookup decides without reading the
-/// row (its epochs are on the heap when there are several: a cache miss more).
+/// What a lookup finds: the serving segment's row and the last offset its epoch wrote in it.
+/// The end is kept with the entry, not only in the row, so that a lookup decides without the
+/// row's leader epochs (on the heap when there are several: a cache miss more); `None` when it
+/// was too wide to keep, and the row's epochs answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Serving {
-    pub(crate) start: i64,
-    pub(crate) end: i64,
-    pub(crate) epoch: i32,
+pub(crate) struct Floor {
     pub(crate) row: Row,
-}
-
-impl Serving {
-    fn key(&self) -> (i32, i64) {
-        (self.epoch, self.start)
-    }
+    pub(crate) end: Option<i64>,
 }
 
 /// What happens to a segment in one of its epochs.
@@ -56,7 +51,7 @@ pub(crate) enum EpochEvent {
 pub(crate) struct Epochs {
     /// Finished segments serving an epoch, ascending by (epoch, start). A deque: segments finish
     /// at the end and are deleted from the front.
-    serving: VecDeque<Serving>,
+    serving: ServingEntries,
     /// (epoch, segment) for the segments that serve none of the epoch's offsets.
     unreferenced: Unreferenced,
     /// Parallel, ascending by epoch: every epoch that ever had a finished segment and its highest
@@ -86,13 +81,17 @@ impl Epochs {
     /// How many entries come before `(epoch, start)` or are it.
     fn through(&self, epoch: i32, start: i64) -> usize {
         let key = (epoch, start);
-        count_at_or_below(&self.serving, |s| s.key() <= key, self.guess(start))
+        count_at_or_below(
+            self.serving.entries(),
+            |s| s.key() <= key,
+            self.guess(start),
+        )
     }
 
     /// How many entries come before `(epoch, start)`.
     fn before(&self, epoch: i32, start: i64) -> usize {
         let key = (epoch, start);
-        count_at_or_below(&self.serving, |s| s.key() < key, self.guess(start))
+        count_at_or_below(self.serving.entries(), |s| s.key() < key, self.guess(start))
     }
 
     /// Where the entry of `start` probably is: from the hints, or past what they cover, on a
@@ -103,7 +102,7 @@ impl Epochs {
             return at;
         }
         let from = self.hints.end(n, self.front);
-        interpolate(&self.serving, from, start, |s| s.start)
+        interpolate(self.serving.entries(), from, start, |s| s.start)
     }
 
     /// From now on, keeps hints for lookups (the partition's cache is initialized).
@@ -153,17 +152,20 @@ impl Epochs {
 
     /// The segment serving the greatest start offset at or below `offset` in `epoch` (which may
     /// end before `offset`).
-    pub(crate) fn floor(&self, epoch: i32, offset: i64) -> Option<Serving> {
-        let n = self.through(epoch, offset);
-        let s = n.checked_sub(1).and_then(|i| self.serving.get(i))?;
-        (s.epoch == epoch).then_some(*s)
+    pub(crate) fn floor(&self, epoch: i32, offset: i64) -> Option<Floor> {
+        let i = self.through(epoch, offset).checked_sub(1)?;
+        let s = self.serving.get(i)?;
+        (s.epoch == epoch).then(|| Floor {
+            row: s.row,
+            end: self.serving.end(i),
+        })
     }
 
     /// The segments serving `epoch`, by start offset.
-    pub(crate) fn serving(&self, epoch: i32) -> impl Iterator<Item = &Serving> {
+    pub(crate) fn serving(&self, epoch: i32) -> impl Iterator<Item = &Entry> {
         let from = self.before(epoch, i64::MIN);
         self.serving
-            .range(from..)
+            .range(from)
             .take_while(move |s| s.epoch == epoch)
     }
 
@@ -227,7 +229,11 @@ impl Epochs {
             _ => self.highest_epochs.binary_search(&epoch),
         };
         let highest = h.ok().and_then(|h| self.highest_offsets.get(h).copied());
-        if self.serving.back().is_none_or(|last| last.key() < s.key()) {
+        if self
+            .serving
+            .back()
+            .is_none_or(|last| last.key() < (s.epoch, s.start))
+        {
             // After every entry (as segments finish, in order): nothing of the epoch starts at
             // or after it, so nothing is displaced and no entry has its key.
             self.serving.push_back(s);
@@ -259,12 +265,12 @@ impl Epochs {
             let (from, to) = (self.before(epoch, s.start), self.through(epoch, i64::MAX));
             // Displaced newest first, as Kafka's loop over the tail map finds them.
             for i in (from..to).rev() {
-                if let Some(old) = self.serving.get(i).copied() {
+                if let Some(old) = self.serving.get(i) {
                     self.unreferenced.add((epoch, id_of(old.row)));
                 }
             }
             if from < to {
-                self.serving.drain(from..to);
+                self.serving.remove_range(from..to);
                 if from == 0 {
                     self.front += (to - from) as i64;
                 }
@@ -272,11 +278,7 @@ impl Epochs {
             }
         }
         match self.position(epoch, s.start) {
-            Ok(i) => {
-                if let Some(slot) = self.serving.get_mut(i) {
-                    *slot = s;
-                }
-            }
+            Ok(i) => self.serving.set(i, s),
             Err(i) => self.insert_at(i, s),
         }
     }
@@ -586,10 +588,10 @@ mod tests {
                         Some((epoch, EpochEvent::CopyFinished { start, end: start + len - 1 }))
                     }
                     Op::DeleteOldest => e.serving.front().map(|s| (s.epoch, EpochEvent::DeleteStarted { start: s.start })),
-                    Op::Delete(i) => (!e.serving.is_empty()).then(|| {
-                        let s = e.serving[i.index(e.serving.len())];
-                        (s.epoch, EpochEvent::DeleteStarted { start: s.start })
-                    }),
+                    Op::Delete(i) => (!e.serving.is_empty())
+                        .then(|| i.index(e.serving.len()))
+                        .and_then(|k| e.serving.get(k))
+                        .map(|s| (s.epoch, EpochEvent::DeleteStarted { start: s.start })),
                     Op::NextEpoch => {
                         epoch += 1;
                         None
@@ -603,7 +605,7 @@ mod tests {
                     e.apply(at, r, id_of(r), event, id_of);
                 }
                 if k % 50 == 0 || k + 1 == ops.len() {
-                    let keys: Vec<(i32, i64)> = e.serving.iter().map(Serving::key).collect();
+                    let keys: Vec<(i32, i64)> = e.serving.iter().map(Entry::key).collect();
                     prop_assert!(keys.windows(2).all(|w| w[0] < w[1]), "entries ascending");
                     let mut targets: Vec<(i32, i64)> = probes.iter().filter(|_| !keys.is_empty()).map(|i| keys[i.index(keys.len())]).collect();
                     targets.extend(targets.clone().iter().flat_map(|&(ep, st)| [(ep, st - 1), (ep, st + 1), (ep + 1, 0), (ep, i64::MAX)]));

@@ -2,6 +2,7 @@
 //!
 //! - `epoch`: the leader epochs of a partition (Kafka's `RemoteLogLeaderEpochState`, all at once).
 //! - `hints`: where a start offset probably is among a partition's serving entries.
+//! - `serving`: how a partition's serving entries lie in memory.
 //! - `partition`: one user partition (Kafka's `RemoteLogMetadataCache`).
 //! - `table`: a partition's segment metadata by row.
 //! - `unreferenced`: the segments of a partition's epochs that serve nothing.
@@ -11,6 +12,7 @@ mod epoch;
 mod hash;
 mod hints;
 mod partition;
+mod serving;
 mod store;
 mod table;
 mod unreferenced;

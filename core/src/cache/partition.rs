@@ -295,12 +295,11 @@ impl PartitionCache {
     /// Kafka's `remoteLogSegmentMetadata(epoch, offset)`: the finished segment holding `offset`
     /// written in `epoch`.
     pub fn segment_for(&self, epoch: i32, offset: i64) -> Option<&SegmentMetadata> {
-        let s = self.epochs.floor(epoch, offset)?;
+        let found = self.epochs.floor(epoch, offset)?;
+        let m = self.row(found.row)?;
         // As Kafka does: the epoch ends where the segment's next epoch starts, or with it.
-        if offset > s.end {
-            return None;
-        }
-        self.row(s.row)
+        let end = found.end.or_else(|| m.epoch_end(epoch))?;
+        (offset <= end).then_some(m)
     }
 
     /// Kafka's `highestOffsetForEpoch`.

@@ -190,6 +190,35 @@ fn a_deletion_of_a_newer_segment_leaves_the_oldest_serving() {
     assert_eq!(log.epoch_states(0), vec![(S(2), CopySegmentFinished)]);
 }
 
+/// An epoch that spans more offsets than an entry keeps beside its start (32 bits) ends where
+/// its segment's leader epochs say: the row answers, to the offset.
+#[test]
+fn epochs_too_wide_for_an_entry_end_where_the_row_says() {
+    const W: i64 = 1 << 33;
+    let mut log = Log::new();
+    // Epoch 1 spans W offsets, epoch 2 one, epoch 3 W again; then a narrow segment after it.
+    log.push(started(0, 0, 2 * W, &[(1, 0), (2, W), (3, W + 1)]));
+    log.push(update(0, CopySegmentFinished));
+    log.push(started(1, 2 * W + 1, 2 * W + 10, &[(3, 2 * W + 1)]));
+    log.push(update(1, CopySegmentFinished));
+    assert_eq!(
+        [log.at(1, 0), log.at(1, W - 1), log.at(1, W), log.at(2, W)],
+        [Some(S(0)), Some(S(0)), None, Some(S(0))]
+    );
+    assert_eq!(
+        [log.at(2, W + 1), log.at(3, W + 1), log.at(3, 2 * W)],
+        [None, Some(S(0)), Some(S(0))]
+    );
+    assert_eq!(
+        [
+            log.at(3, 2 * W + 1),
+            log.at(3, 2 * W + 10),
+            log.at(3, 2 * W + 11)
+        ],
+        [Some(S(1)), Some(S(1)), None]
+    );
+}
+
 /// RemoteLogSegmentLifecycleTest.testCacheListSegments
 #[test]
 fn list_segments_in_kafkas_order() {

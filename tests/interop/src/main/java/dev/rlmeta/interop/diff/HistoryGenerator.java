@@ -40,7 +40,7 @@ import org.apache.kafka.server.log.remote.storage.RemotePartitionDeleteState;
  * (the segment's own keys, or PR-A's "every base key up to this end offset and epoch") and at
  * random. Some histories add rarer shapes: odd leader-epoch maps (an epoch starting before the
  * segment or after its end, negative epochs, start offsets not ascending with the epoch), offsets
- * near 2^53 or Long.MAX_VALUE, keys that do not match their value, a segment id reused in another
+ * near 2^53 or Long.MAX_VALUE, segments spanning more than 2^32 offsets, keys that do not match their value, a segment id reused in another
  * partition, two partitions that differ only by topic name; and, rarely, a segment snapshot value
  * (api key 3) in the topic, which Kafka's ConsumerTask cannot apply.
  *
@@ -118,6 +118,7 @@ final class HistoryGenerator {
     private boolean chaosEpochs;
     private boolean chaosKeys;
     private boolean bigOffsets;
+    private boolean wideSegments;
     private boolean crossIds;
     private final List<String> flags = new ArrayList<>();
 
@@ -162,6 +163,8 @@ final class HistoryGenerator {
         if (chaosEpochs) flags.add("odd-epochs");
         if (chaosKeys) flags.add("odd-keys");
         if (bigOffsets) flags.add("big-offsets");
+        wideSegments = !bigOffsets && chance(0.04);
+        if (wideSegments) flags.add("wide-segments");
         nextOffset = chance(0.5) ? 0 : rnd.nextInt(100_000);
         clock = 1_700_000_000_000L + rnd.nextInt(1_000_000_000);
 
@@ -445,6 +448,9 @@ final class HistoryGenerator {
     }
 
     private long length() {
+        // Wider than 32 bits of offsets: no broker writes such a segment (a segment's offsets are
+        // 32-bit offsets from its base), but a record can say so.
+        if (wideSegments && chance(0.3)) return (1L << 32) - 2 + Math.floorMod(rnd.nextLong(), 1L << 34);
         return chance(0.1) ? between(1, 3) : between(1, chance(0.2) ? 200 : 40);
     }
 
