@@ -6,7 +6,8 @@
 //!   into a new store), random-offset lookups (`Store::segment_for`, independent queries in a
 //!   random order), the heap the store holds (a counting global allocator), and the final state
 //!   and every lookup's answer written to STATE_OUT in the format Race.java writes;
-//! - `cold FILE`: one pass of decode + apply in this fresh process (what a restart does).
+//! - `cold FILE`: one pass of decode + apply in this fresh process (what a restart does);
+//! - `lookups FILE ROUNDS`: one replay, then rounds of lookups alone (for profiles).
 //!
 //! Results are lines `RESULT rlmeta SHAPE METRIC VALUE`. Without arguments (as `cargo bench`
 //! runs it) it prints how to run it and exits.
@@ -180,6 +181,19 @@ fn cold(path: &str) {
     result(&h, "first_pass_ms", s * 1e3);
 }
 
+/// For profiles of lookups alone (callgrind, perf): one replay, then ROUNDS rounds of lookups.
+fn lookups_only(path: &str, rounds: usize) {
+    let h = load(path);
+    let store = replay(&h);
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let found = lookups(&h, &store);
+        let s = t.elapsed().as_secs_f64();
+        assert_eq!(found, h.queries.len(), "a live offset was not found");
+        result(&h, "lookup_ns", s * 1e9 / h.queries.len() as f64);
+    }
+}
+
 /// The lines Race.java writes for Kafka's store (compared after sorting).
 fn write_state(h: &History, store: &Store, path: &str) -> usize {
     let mut out = String::new();
@@ -223,6 +237,7 @@ fn main() {
     match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["warm", file, rounds, state] => warm(file, rounds.parse().unwrap(), state),
         ["cold", file] => cold(file),
+        ["lookups", file, rounds] => lookups_only(file, rounds.parse().unwrap()),
         _ => println!("race: the replay race against Kafka 4.4.0 runs with `make bench-kafka`"),
     }
 }
