@@ -158,15 +158,7 @@ fn warm(path: &str, rounds: usize, state_out: &str) {
     let before = counting::live_bytes();
     let store = replay(&h);
     let held = counting::live_bytes() - before;
-    for r in 0..WARMUP + rounds {
-        let t = Instant::now();
-        let found = lookups(&h, &store);
-        let s = secs(t);
-        assert_eq!(found, h.queries.len(), "a live offset was not found");
-        if r >= WARMUP {
-            result(&h, "lookup_ns", s * 1e9 / h.queries.len() as f64);
-        }
-    }
+    time_lookups(&h, &store, WARMUP, rounds);
     let live = write_state(&h, &store, state_out);
     result(&h, "bytes_per_live_segment", held as f64 / live as f64);
     result(&h, "live_segments", live as f64);
@@ -185,12 +177,19 @@ fn cold(path: &str) {
 fn lookups_only(path: &str, rounds: usize) {
     let h = load(path);
     let store = replay(&h);
-    for _ in 0..rounds {
+    time_lookups(&h, &store, 0, rounds);
+}
+
+/// `warmup` unreported rounds, then `rounds` reported ones, of every lookup of the history.
+fn time_lookups(h: &History, store: &Store, warmup: usize, rounds: usize) {
+    for r in 0..warmup + rounds {
         let t = Instant::now();
-        let found = lookups(&h, &store);
+        let found = lookups(h, store);
         let s = t.elapsed().as_secs_f64();
         assert_eq!(found, h.queries.len(), "a live offset was not found");
-        result(&h, "lookup_ns", s * 1e9 / h.queries.len() as f64);
+        if r >= warmup {
+            result(h, "lookup_ns", s * 1e9 / h.queries.len() as f64);
+        }
     }
 }
 

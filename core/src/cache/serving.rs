@@ -117,8 +117,10 @@ impl ServingEntries {
         self.spans.push_front(span);
     }
 
+    /// Inserts `s` at `i`, or at the end if `i` is past it.
     pub(crate) fn insert(&mut self, i: usize, s: Serving) {
         let (entry, span) = split(s);
+        let i = i.min(self.len());
         self.entries.insert(i, entry);
         self.spans.insert(i, span);
     }
@@ -212,6 +214,8 @@ mod tests {
         d.remove(1);
         d.remove_range(5..7);
         d.remove_range(20..30);
+        d.insert(99, s(80, 88, 103));
+        d.pop_back();
         d.pop_front();
         d.pop_back();
         let got: Vec<(i64, Row, Option<i64>)> = (0..d.len())
