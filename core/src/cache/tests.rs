@@ -490,6 +490,14 @@ fn a_partition_named_by_id_alone_is_the_held_then_the_first_loaded() {
         Some(&bar),
         "first loaded"
     );
+    let mut reversed = Store::new();
+    reversed.load_partition(&foo);
+    reversed.load_partition(&bar);
+    assert_eq!(
+        reversed.partition_by_id(bar.topic_id, 0),
+        Some(&foo),
+        "first loaded, not first by name"
+    );
     for (offset, state) in PartitionDeleteState::ALL.into_iter().enumerate() {
         let delete = Value {
             version: 0,
