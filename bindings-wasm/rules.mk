@@ -1,11 +1,18 @@
 # WASM binding (included by the top Makefile, run from the repository root).
 # wasm-build compiles the crate for wasm32 (release: LTO, size-tuned), runs the pinned
-# wasm-bindgen CLI for the nodejs and web targets, and lays out two self-contained packages:
-#   build/pkg-node  index.mjs (+ index.d.mts): Node, loaded synchronously on import
-#   build/pkg-web   web.mjs (+ web.d.mts): browsers, `const rlmeta = await init()`
-# each with api.mjs and errors.mjs (the wrapper around wasm-bindgen's output, bindings-wasm/js/).
-# wasm-test runs the Node tests on both builds (every vector file in VECTORS) and type-checks the
-# shipped .d.mts files with TypeScript (installed by `npm ci`).
+# wasm-bindgen CLI for the nodejs and web targets and lays out ONE npm package, build/pkg
+# (`rlmeta`, packed by npm-pack into build/rlmeta-<version>.tgz):
+#   index.mjs (+ index.d.mts)  Node (exports condition "node"): loaded synchronously on import,
+#                              over the nodejs glue rlmeta_wasm.cjs
+#   web.mjs (+ web.d.mts)      browsers and bundlers (condition "default"): `await init()`, over the
+#                              web glue rlmeta_wasm.js, whose `new URL('rlmeta_wasm_bg.wasm',
+#                              import.meta.url)` Vite, webpack and browsers follow with no plugin
+# both over api.mjs and errors.mjs (the wrapper, bindings-wasm/js/) and ONE rlmeta_wasm_bg.wasm:
+# wasm-bindgen writes the same module for both targets (checked at build), only the glue differs.
+# Not the bundler target: it imports the .wasm as an ES module, which Vite needs a plugin for.
+# wasm-test runs the Node tests on both entry points (every vector file in VECTORS) and type-checks
+# the shipped .d.mts files with TypeScript (installed by `npm ci`); package-test installs the packed
+# tarball as users do (tests/package).
 # No wasm-opt (apt's binaryen breaks the output; npm's works but weighs 100 MB, and opt-level s
 # already takes 30% off opt-level 3's module at the same speed) and no wasm-pack (it downloads
 # tools). Others build in the same target dir: cargo waits for its lock.
@@ -13,17 +20,19 @@
 WASM_DIR      := bindings-wasm
 WASM_TRIPLE   := wasm32-unknown-unknown
 WASM_RAW      := $(or $(CARGO_TARGET_DIR),target)/$(WASM_TRIPLE)/release/rlmeta_wasm.wasm
-WASM_PKG_NODE := $(BUILD)/pkg-node
-WASM_PKG_WEB  := $(BUILD)/pkg-web
+WASM_PKG      := $(BUILD)/pkg
+WASM_BINDGEN_OUT := $(BUILD)/wasm-bindgen
 # __wbg_reset_state lets the wrapper start a fresh instance after a trap (a panic cannot unwind).
 WASM_BINDGEN_FLAGS := --experimental-reset-state-function
 # Size over speed for the module only (wasm32 artifacts live apart; host builds keep opt-level 3).
 WASM_OPT_LEVEL ?= s
 WASM_VERSION   := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
+WASM_REPO_URL  := $(shell sed -n 's/^repository = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
+WASM_TARBALL   := $(BUILD)/rlmeta-$(WASM_VERSION).tgz
 WASM_TESTS     := $(wildcard $(WASM_DIR)/tests/*.test.mjs)
 TSC            := node_modules/.bin/tsc
 
-.PHONY: wasm-tools-check wasm-build wasm-size wasm-test wasm-node-test wasm-types wasm-inspect-bin
+.PHONY: wasm-tools-check wasm-build npm-pack wasm-size wasm-test wasm-node-test wasm-types wasm-inspect-bin
 
 wasm-tools-check:
 	@lock=$$(grep -A1 '^name = "wasm-bindgen"$$' Cargo.lock | sed -n 's/^version = "\(.*\)"$$/\1/p'); \
@@ -31,26 +40,31 @@ wasm-tools-check:
 	@cli=$$(wasm-bindgen --version 2>/dev/null || true); \
 	  [ "$$cli" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] || { echo "wasm-bindgen CLI is '$$cli', need $(WASM_BINDGEN_VERSION): run make setup-rust"; exit 1; }
 
-# $(1): package dir, $(2): entry name (index|web), $(3): package type (commonjs|module)
-define wasm-package
-	cp $(WASM_DIR)/js/errors.mjs $(WASM_DIR)/js/errors.d.mts $(WASM_DIR)/js/api.mjs $(WASM_DIR)/js/api.d.mts \
-	  $(WASM_DIR)/js/files.mjs $(WASM_DIR)/js/files.d.mts \
-	  $(WASM_DIR)/js/$(2).mjs $(WASM_DIR)/js/$(2).d.mts $(1)/
-	printf '{\n  "name": "rlmeta",\n  "version": "%s",\n  "license": "Apache-2.0",\n  "type": "%s",\n  "exports": {".": {"types": "./%s.d.mts", "default": "./%s.mjs"}}\n}\n' \
-	  '$(WASM_VERSION)' '$(3)' '$(2)' '$(2)' > $(1)/package.json
-endef
-
 wasm-build: wasm-tools-check | $(BUILD)
 	CARGO_PROFILE_RELEASE_OPT_LEVEL=$(WASM_OPT_LEVEL) $(CARGO) build -q -p rlmeta-wasm --target $(WASM_TRIPLE) --release
-	rm -rf $(WASM_PKG_NODE) $(WASM_PKG_WEB)
-	wasm-bindgen --target nodejs $(WASM_BINDGEN_FLAGS) --out-dir $(WASM_PKG_NODE) $(WASM_RAW)
-	wasm-bindgen --target web $(WASM_BINDGEN_FLAGS) --out-dir $(WASM_PKG_WEB) $(WASM_RAW)
-	$(call wasm-package,$(WASM_PKG_NODE),index,commonjs)
-	$(call wasm-package,$(WASM_PKG_WEB),web,module)
+	rm -rf $(WASM_BINDGEN_OUT) $(WASM_PKG) $(BUILD)/pkg-node $(BUILD)/pkg-web
+	wasm-bindgen --target nodejs $(WASM_BINDGEN_FLAGS) --out-dir $(WASM_BINDGEN_OUT)/node $(WASM_RAW)
+	wasm-bindgen --target web $(WASM_BINDGEN_FLAGS) --out-dir $(WASM_BINDGEN_OUT)/web $(WASM_RAW)
+	@cmp -s $(WASM_BINDGEN_OUT)/node/rlmeta_wasm_bg.wasm $(WASM_BINDGEN_OUT)/web/rlmeta_wasm_bg.wasm \
+	  || { echo "wasm-bindgen wrote different modules for nodejs and web: the package cannot share one .wasm"; exit 1; }
+	mkdir -p $(WASM_PKG)
+	cp $(WASM_BINDGEN_OUT)/web/rlmeta_wasm.js $(WASM_BINDGEN_OUT)/web/rlmeta_wasm.d.ts $(WASM_BINDGEN_OUT)/web/rlmeta_wasm_bg.wasm $(WASM_PKG)/
+	cp $(WASM_BINDGEN_OUT)/node/rlmeta_wasm.js $(WASM_PKG)/rlmeta_wasm.cjs
+	cp $(WASM_BINDGEN_OUT)/node/rlmeta_wasm.d.ts $(WASM_PKG)/rlmeta_wasm.d.cts
+	cd $(WASM_DIR)/js && cp errors.mjs errors.d.mts api.mjs api.d.mts files.mjs files.d.mts index.mjs index.d.mts \
+	  web.mjs web.d.mts README.md $(CURDIR)/$(WASM_PKG)/
+	sed -e 's|@VERSION@|$(WASM_VERSION)|' -e 's|@REPOSITORY@|$(WASM_REPO_URL)|' $(WASM_DIR)/js/package.template.json > $(WASM_PKG)/package.json
 	@$(MAKE) wasm-size
 
+# npm-pack: the package as npm publishes it, build/rlmeta-<version>.tgz (what package-test installs).
+npm-pack: wasm-build
+	@rm -f $(BUILD)/rlmeta-*.tgz
+	@cd $(BUILD) && npm pack ./pkg --json --silent >npm-pack.json
+	@[ -f $(WASM_TARBALL) ] || { echo "FAILED: npm pack wrote no $(WASM_TARBALL)"; exit 1; }
+	@node -e 'const [p] = require("./$(BUILD)/npm-pack.json"); console.log(`npm-pack: $(WASM_TARBALL) $${p.size} bytes ($${p.entryCount} files, $${p.unpackedSize} bytes unpacked)`)'
+
 wasm-size:
-	@for f in $(WASM_RAW) $(WASM_PKG_WEB)/rlmeta_wasm_bg.wasm $(WASM_PKG_WEB)/rlmeta_wasm.js; do \
+	@for f in $(WASM_RAW) $(WASM_PKG)/rlmeta_wasm_bg.wasm $(WASM_PKG)/rlmeta_wasm.js $(WASM_PKG)/rlmeta_wasm.cjs; do \
 	  printf 'wasm-size: %-48s %8d bytes, %7d gzip -9\n' $$f $$(stat -c %s $$f) $$(gzip -9c $$f | wc -c); done
 
 $(TSC): package.json package-lock.json
@@ -92,7 +106,7 @@ $(VITE): package.json package-lock.json
 inspector: inspector-build
 
 inspector-build: wasm-build $(VITE)
-	rm -rf $(INSPECTOR_PKG) && cp -r $(WASM_PKG_WEB) $(INSPECTOR_PKG)
+	rm -rf $(INSPECTOR_PKG) && cp -r $(WASM_PKG) $(INSPECTOR_PKG)
 	@grep -qF "$(WASM_URL_EXPR)" $(INSPECTOR_PKG)/rlmeta_wasm.js || { echo "wasm-bindgen glue changed: no default module URL to drop"; exit 1; }
 	sed -i "s|$(WASM_URL_EXPR)|undefined|" $(INSPECTOR_PKG)/rlmeta_wasm.js
 	$(VITE) build --config $(WASM_DIR)/inspector/vite.config.mjs

@@ -11,7 +11,7 @@ export default defineConfig({
   base: './',
   logLevel: 'warn',
   resolve: {
-    // build/inspector-pkg: the web build, made by `make inspector-build` (see rules.mk).
+    // build/inspector-pkg: a copy of the package (build/pkg), made by `make inspector-build` (see rules.mk).
     alias: { 'rlmeta-pkg': resolve(root, 'build/inspector-pkg') },
   },
   worker: { format: 'iife' },

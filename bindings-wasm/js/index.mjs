@@ -2,7 +2,7 @@
 //
 //   import { decodeValue, keyFormat, RlmetaError } from './index.mjs';
 
-import native from './rlmeta_wasm.js';
+import native from './rlmeta_wasm.cjs';
 import { createApi } from './api.mjs';
 
 export * from './errors.mjs';

@@ -1,16 +1,16 @@
 // The JS API beyond the vectors: errors, argument types, 64-bit extremes, traps, both builds.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
 import vm from 'node:vm';
 
-import { BUILD, ROOT, bytesToHex, hexToBytes, loadBuilds, thrown } from './helpers.mjs';
+import { PKG, ROOT, bytesToHex, hexToBytes, loadBuilds, thrown } from './helpers.mjs';
 
 const builds = await loadBuilds();
-const { createApi } = await import(pathToFileURL(join(BUILD, 'pkg-node/api.mjs')).href);
+const { createApi } = await import(pathToFileURL(join(PKG, 'api.mjs')).href);
 
 // pub-v0-seg-state0-cm-null-1epoch-name1-p0 of tests/vectors/v0.json
 const SEGMENT_V0 = hexToBytes(
@@ -82,7 +82,7 @@ for (const { build, api, module } of builds) {
     });
 
     test('the hand-written .d.mts declare the same classes', () => {
-      const dts = readFileSync(join(BUILD, build === 'node' ? 'pkg-node' : 'pkg-web', 'errors.d.mts'), 'utf8');
+      const dts = readFileSync(join(PKG, 'errors.d.mts'), 'utf8');
       const declared = [...dts.matchAll(/export class (\w+) extends RlmetaError \{ static readonly kind: '(\w+)'; \}/g)];
       assert.deepEqual(declared.map((m) => [m[2], m[1]]), Object.entries(module.errorClasses).map(([k, c]) => [k, c.name]));
       const kinds = dts.match(/export type ErrorKindName =([^;]*);/)[1].match(/'(\w+)'/g).map((s) => s.slice(1, -1));
@@ -260,18 +260,21 @@ describe('wrapper over a module that traps', () => {
 
 describe('web build', () => {
   test('init takes a compiled module too, and returns a working API', async () => {
-    const web = await import(pathToFileURL(join(BUILD, 'pkg-web/web.mjs')).href);
-    const wasm = readFileSync(join(BUILD, 'pkg-web/rlmeta_wasm_bg.wasm'));
+    const web = await import(pathToFileURL(join(PKG, 'web.mjs')).href);
+    const wasm = readFileSync(join(PKG, 'rlmeta_wasm_bg.wasm'));
     const api = await web.default(new WebAssembly.Module(wasm));
     assert.equal(api.metadataPartition(TOPIC_ID, 0, 50), 11);
   });
 
-  test('the packages point at their entry points', () => {
-    for (const [dir, entry, type] of [['pkg-node', 'index', 'commonjs'], ['pkg-web', 'web', 'module']]) {
-      const pkg = JSON.parse(readFileSync(join(BUILD, dir, 'package.json'), 'utf8'));
-      assert.equal(pkg.type, type);
-      assert.deepEqual(pkg.exports['.'], { types: `./${entry}.d.mts`, default: `./${entry}.mjs` });
-      assert.equal(pkg.version, builds[0].api.version());
-    }
+  test('the one package points Node and everything else at their entry points', () => {
+    const pkg = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8'));
+    assert.equal(pkg.name, 'rlmeta');
+    assert.equal(pkg.type, 'module');
+    assert.deepEqual(pkg.exports['.'], {
+      node: { types: './index.d.mts', default: './index.mjs' },
+      default: { types: './web.d.mts', default: './web.mjs' },
+    });
+    assert.equal(pkg.version, builds[0].api.version());
+    for (const f of pkg.files) assert.ok(existsSync(join(PKG, f)), `${f} is listed in files and built`);
   });
 });

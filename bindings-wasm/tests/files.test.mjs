@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
 
-import { BUILD } from './helpers.mjs';
+import { PKG } from './helpers.mjs';
 import { CHECKPOINT_FIXTURES, SEGMENT_FIXTURES, dumpRecords, kafkaFeatureLevels, readFixture, rustInspection } from './fixtures.mjs';
 
-const rlmeta = await import(pathToFileURL(join(BUILD, 'pkg-node/index.mjs')).href);
+const rlmeta = await import(pathToFileURL(join(PKG, 'index.mjs')).href);
 const { KIND, FLAG, SEGMENT_STATES, MARK } = rlmeta;
 
 function open(path, budget) {

@@ -1,7 +1,7 @@
 // Shared by the Node tests: a lossless JSON reader for the vector files, hex, the two builds.
 //
 // RLMETA_VECTORS: vector files (whitespace-separated paths; default tests/vectors/*.json).
-// RLMETA_WASM_BUILD: the directory holding pkg-node/ and pkg-web/ (default build/).
+// RLMETA_WASM_BUILD: the directory holding pkg/, the npm package (default build/).
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -9,6 +9,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const BUILD = resolve(process.env.RLMETA_WASM_BUILD ?? join(ROOT, 'build'));
+/** The npm package as built (make wasm-build): both entry points, one module. */
+export const PKG = join(BUILD, 'pkg');
 
 /**
  * Parses JSON text keeping every integer exact: integer literals become bigints, other numbers
@@ -150,11 +152,11 @@ export function thrown(fn) {
   throw new Error('expected an exception, none was thrown');
 }
 
-/** The Node build's module and the web build's (instantiated from the .wasm bytes). */
+/** The package's Node entry and its web entry (instantiated from the .wasm bytes). */
 export async function loadBuilds() {
-  const node = await import(pathToFileURL(join(BUILD, 'pkg-node/index.mjs')).href);
-  const web = await import(pathToFileURL(join(BUILD, 'pkg-web/web.mjs')).href);
-  const webApi = await web.default(readFileSync(join(BUILD, 'pkg-web/rlmeta_wasm_bg.wasm')));
+  const node = await import(pathToFileURL(join(PKG, 'index.mjs')).href);
+  const web = await import(pathToFileURL(join(PKG, 'web.mjs')).href);
+  const webApi = await web.default(readFileSync(join(PKG, 'rlmeta_wasm_bg.wasm')));
   return [
     { build: 'node', api: node.default, module: node },
     { build: 'web', api: webApi, module: web },

@@ -28,14 +28,14 @@ const size = (p) => {
   return { bytes: b.length, gzip: gzipSync(b, { level: 9 }).length };
 };
 const sizes = {
-  module: size(join(ROOT, 'build/pkg-web/rlmeta_wasm_bg.wasm')),
-  glue: size(join(ROOT, 'build/pkg-web/rlmeta_wasm.js')),
+  module: size(join(ROOT, 'build/pkg/rlmeta_wasm_bg.wasm')),
+  glue: size(join(ROOT, 'build/pkg/rlmeta_wasm.js')),
   page: size(PAGE),
 };
 
 // The same stages in Node (the nodejs build of the same module), timed in CPU time: what the
 // page's workers need when they have a core each, whatever else the machine runs.
-const rlmeta = await import(pathToFileURL(join(ROOT, 'build/pkg-node/index.mjs')).href);
+const rlmeta = await import(pathToFileURL(join(ROOT, 'build/pkg/index.mjs')).href);
 const cpu = {};
 {
   const bytes = new Uint8Array(readFileSync(file));

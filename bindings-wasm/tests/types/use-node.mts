@@ -4,7 +4,7 @@ import rlmeta, {
   decodeValue, encodeValue, errorCodes, errorKindForKafkaMessage, keyFormat, keyForValue, keyParse,
   metadataPartition, version, InternalError, RlmetaError, TruncatedError, errorClasses,
   type Int64, type KeyFields, type Rlmeta, type Value, type ValueInput,
-} from '../../../build/pkg-node/index.mjs';
+} from '../../../build/pkg/index.mjs';
 
 const api: Rlmeta = rlmeta;
 const bytes: Uint8Array = new Uint8Array([1, 0, 0]);
@@ -65,7 +65,7 @@ void wrong;
 errorCodes().no_such_kind;
 
 // Whole files.
-import { openSegmentLog, openCheckpoint, KIND, type Columns, type InspectionSummary, type CheckpointInfo } from '../../../build/pkg-node/index.mjs';
+import { openSegmentLog, openCheckpoint, KIND, type Columns, type InspectionSummary, type CheckpointInfo } from '../../../build/pkg/index.mjs';
 const log = openSegmentLog();
 log.addFile('00000000000000000000.log', bytes);
 const done: boolean = log.index(1000);

@@ -1,6 +1,6 @@
 // Compiled by tsc only (make wasm-types): the web entry's declarations describe a usable API.
 
-import init, { RlmetaError, type Rlmeta } from '../../../build/pkg-web/web.mjs';
+import init, { RlmetaError, type Rlmeta } from '../../../build/pkg/web.mjs';
 
 export async function load(url: URL, bytes: Uint8Array<ArrayBuffer>): Promise<string> {
   const fromUrl: Rlmeta = await init(url);
