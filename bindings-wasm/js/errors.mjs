@@ -5,13 +5,17 @@
 // as an RlmetaError with the right .code and .kind, and tests/api.test.mjs fails until its class
 // is added here and in errors.d.mts.
 
+/** 'TruncatedError' for the kind 'truncated': the class names, spelled out from the kinds, since
+ * bundlers' minifiers rename classes (a production build would say `name: 'Ie'`). */
+const errorName = (kind) => (kind === undefined ? 'RlmetaError' : `${kind.replace(/(?:^|_)([a-z0-9])/g, (_, c) => c.toUpperCase())}Error`);
+
 /** An rlmeta error: `.code` and `.kind` name the kind (the same numbers in every binding), `.offset`
  * the byte of the input where it was found, `.field` the schema field, `.detail` the bare reason;
  * `.message` says all of it. */
 export class RlmetaError extends Error {
   constructor(message, { code, kind, offset, field, detail, cause } = {}) {
     super(message, cause === undefined ? undefined : { cause });
-    this.name = new.target.name;
+    this.name = errorName(new.target.kind);
     this.code = code;
     this.kind = kind;
     this.offset = offset;

@@ -81,6 +81,13 @@ for (const { build, api, module } of builds) {
       assert.equal(codes.internal, 99);
     });
 
+    test('each error\'s name is its class name, spelled from its kind (minifiers rename classes)', () => {
+      for (const [kind, Class] of Object.entries(module.errorClasses)) {
+        assert.equal(new Class('x', { kind }).name, Class.name);
+      }
+      assert.equal(new module.RlmetaError('x').name, 'RlmetaError');
+    });
+
     test('the hand-written .d.mts declare the same classes', () => {
       const dts = readFileSync(join(PKG, 'errors.d.mts'), 'utf8');
       const declared = [...dts.matchAll(/export class (\w+) extends RlmetaError \{ static readonly kind: '(\w+)'; \}/g)];
