@@ -61,6 +61,7 @@ conformance: $(CONFORMANCE)
 -include tests/interop/rules.mk
 -include bindings-c/java/plugin/rules.mk
 -include fuzz/rules.mk
+include tests/package/rules.mk
 
 test: setup lint rust-test conformance examples-test crafted-check $(BINDING_TESTS) e2e-test
 
