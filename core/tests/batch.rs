@@ -3,7 +3,7 @@
 //! and random corruption, which must never panic and must keep the fuzz targets' properties.
 
 // Helpers outside #[test] functions build fixtures; a failure there is a broken test.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic)] // a kept input that cannot be read fails the replay
 
 use std::path::Path;
 
@@ -281,21 +281,30 @@ proptest! {
     }
 }
 
+/// Replays every file kept in fuzz/regressions/<dir>: a missing or empty directory, or a file
+/// that cannot be read, fails (a replay of nothing would pass without checking anything).
 fn replay(dir: &str, check: fn(&[u8]) -> Result<(), String>) -> usize {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../fuzz/regressions")
         .join(dir);
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (the kept fuzz inputs to replay)", dir.display()));
     let mut n = 0;
-    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-        let data = std::fs::read(entry.path()).unwrap_or_default();
-        assert_eq!(check(&data), Ok(()), "{}", entry.path().display());
+    for entry in entries {
+        let path = entry
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .path();
+        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(check(&data), Ok(()), "{}", path.display());
         n += 1;
     }
+    assert!(n > 0, "{}: no kept fuzz inputs to replay", dir.display());
     n
 }
 
 #[test]
 fn kept_batch_and_checkpoint_crashers_stay_fixed() {
-    let n = replay("batch", check_batches) + replay("checkpoint", check_checkpoint);
-    println!("replayed {n} kept fuzz input(s)");
+    let batches = replay("batch", check_batches);
+    let checkpoints = replay("checkpoint", check_checkpoint);
+    println!("replayed {batches} kept batch and {checkpoints} kept checkpoint fuzz inputs");
 }

@@ -6,24 +6,33 @@ use std::path::Path;
 
 use rlmeta::testing::{check_key_round_trip, check_value_round_trip};
 
+/// Replays every file kept in fuzz/regressions/<dir>: a missing or empty directory, or a file
+/// that cannot be read, fails (a replay of nothing would pass without checking anything).
 fn replay(dir: &str, check: fn(&[u8]) -> Result<(), String>) -> usize {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../fuzz/regressions")
         .join(dir);
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (the kept fuzz inputs to replay)", dir.display()));
     let mut n = 0;
-    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-        let data = std::fs::read(entry.path()).unwrap_or_default();
+    for entry in entries {
+        let path = entry
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .path();
+        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let result = check(&data);
-        assert!(result.is_ok(), "{}: {result:?}", entry.path().display());
+        assert!(result.is_ok(), "{}: {result:?}", path.display());
         n += 1;
     }
+    assert!(n > 0, "{}: no kept fuzz inputs to replay", dir.display());
     n
 }
 
 #[test]
 fn kept_crashers_stay_fixed() {
-    let n = replay("value", check_value_round_trip) + replay("key", check_key_round_trip);
-    println!("replayed {n} kept fuzz input(s)");
+    let values = replay("value", check_value_round_trip);
+    let keys = replay("key", check_key_round_trip);
+    println!("replayed {values} kept value and {keys} kept key fuzz inputs");
 }
 
 #[test]
