@@ -19,7 +19,7 @@ VPY     := $(VENV)/bin/python
 VECTORS := $(wildcard tests/vectors/*.json) $(wildcard tests/plans/*.json)
 CONFORMANCE := target/release/rlmeta-conformance
 
-.PHONY: help setup setup-rust setup-py setup-node test demo examples-test crafted-check lint rust-test conformance bench
+.PHONY: help setup setup-rust setup-py setup-node setup-valgrind test demo examples-test crafted-check lint rust-test conformance bench
 help:
 	@echo "make demo   run the main job on embedded sample data"
 	@echo "make test   install what is needed, then run every test of every language"
@@ -29,7 +29,7 @@ $(BUILD):
 	mkdir -p $(BUILD)
 
 # ---------------------------------------------------------------- setup (idempotent)
-setup: setup-rust setup-py setup-node
+setup: setup-rust setup-py setup-node setup-valgrind
 setup-rust:
 	rustup component add clippy rustfmt >/dev/null 2>&1 || true
 	rustup target add wasm32-unknown-unknown
@@ -41,6 +41,9 @@ setup-py:
 	$(VPY) -m pip install -q maturin==$(MATURIN_VERSION) pytest==$(PYTEST_VERSION)
 setup-node:
 	@if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --silent; fi
+# valgrind: c-test runs the C tests under it (Debian's package)
+setup-valgrind:
+	@command -v valgrind >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind; }
 
 # ---------------------------------------------------------------- Rust
 lint:
@@ -55,12 +58,12 @@ conformance: $(CONFORMANCE)
 	$(CONFORMANCE) $(VECTORS)
 
 # ---------------------------------------------------------------- per-binding rules
--include bindings-c/rules.mk
--include bindings-python/rules.mk
--include bindings-wasm/rules.mk
--include tests/interop/rules.mk
--include bindings-c/java/plugin/rules.mk
--include fuzz/rules.mk
+include bindings-c/rules.mk
+include bindings-python/rules.mk
+include bindings-wasm/rules.mk
+include tests/interop/rules.mk
+include bindings-c/java/plugin/rules.mk
+include fuzz/rules.mk
 include tests/package/rules.mk
 
 test: setup lint rust-test conformance examples-test crafted-check $(BINDING_TESTS) e2e-test
@@ -73,15 +76,27 @@ demo:
 crafted-check: | $(BUILD)
 	rm -rf $(BUILD)/crafted
 	$(CARGO) run -q --release -p rlmeta-examples --bin craft_fixtures -- $(BUILD)/crafted
-	diff -r -x dump $(BUILD)/crafted tests/fixtures/crafted
-	@echo "crafted-check: 7 passed, 0 failed"
+	@pass=0; fail=0; \
+	for c in $$( { ls $(BUILD)/crafted; ls tests/fixtures/crafted; } | grep -vx dump | sort -u); do \
+	  if diff -r $(BUILD)/crafted/$$c tests/fixtures/crafted/$$c >$(BUILD)/crafted-$$c.diff 2>&1; then \
+	    pass=$$((pass + 1)); echo "crafted-check: $$c is byte for byte the committed fixture"; \
+	  else fail=$$((fail + 1)); echo "crafted-check: $$c DIFFERS from tests/fixtures/crafted/$$c (or one side is missing):"; head -n 20 $(BUILD)/crafted-$$c.diff; fi; \
+	done; \
+	echo "crafted-check: $$pass passed, $$fail failed"; [ $$fail = 0 ] && [ $$pass -gt 0 ]
 
 # The example runs on the embedded data and on a file given by path, in text and JSON.
 examples-test:
-	$(CARGO) run -q --release -p rlmeta-examples --bin inspect | grep -q 'live segments: 4, orphaned updates: 0'
-	$(CARGO) run -q --release -p rlmeta-examples --bin inspect -- --json \
+	$(CARGO) build -q --release -p rlmeta-examples --bin inspect
+	@pass=0; fail=0; \
+	if $(CARGO) run -q --release -p rlmeta-examples --bin inspect | grep -q 'live segments: 4, orphaned updates: 0'; then \
+	  pass=$$((pass + 1)); echo "examples-test: the embedded segment: 4 live segments, 0 orphaned updates"; \
+	else fail=$$((fail + 1)); echo "examples-test: FAILED: the embedded segment's summary is not 4 live segments, 0 orphaned updates"; fi; \
+	if $(CARGO) run -q --release -p rlmeta-examples --bin inspect -- --json \
 	  tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-2/00000000000000000000.log \
-	  | $(PYTHON) -c 'import json,sys; d=json.load(sys.stdin); s=d["inspection"]["summary"]; assert s["records"] > 0 and s["liveSegments"] == 0, s; print("examples-test: 2 passed, 0 failed")'
+	  | $(PYTHON) -c 'import json,sys; d=json.load(sys.stdin); s=d["inspection"]["summary"]; assert s["records"] > 0 and s["liveSegments"] == 0, s'; then \
+	  pass=$$((pass + 1)); echo "examples-test: --json on a file by path: records, no live segment"; \
+	else fail=$$((fail + 1)); echo "examples-test: FAILED: --json on __remote_log_metadata-2"; fi; \
+	echo "examples-test: $$pass passed, $$fail failed"; [ $$fail = 0 ]
 
 bench:
 	$(CARGO) bench -p rlmeta

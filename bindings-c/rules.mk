@@ -59,11 +59,10 @@ c-test: c-header-check c-example | $(C_BUILD)
 	$(call c_run,$(C_BUILD)/test_rlmeta_dyn $(VECTORS),c-test shared library)
 	$(call c_run,$(C_BUILD)/test_rlmeta_static $(VECTORS),c-test static library)
 	$(call c_run,ASAN_OPTIONS=detect_leaks=1 $(C_BUILD)/test_rlmeta_asan $(VECTORS),c-test ASan+UBSan)
-	@if command -v valgrind >/dev/null; then \
-	  out=$$(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+	@command -v valgrind >/dev/null || { echo "FAILED: c-test valgrind: valgrind is not installed (make setup-valgrind)"; exit 1; }
+	@out=$$(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
 	    $(C_BUILD)/test_rlmeta_dyn $(C_VALGRIND_VECTORS) 2>&1) || { printf '%s\n' "$$out"; echo "FAILED: c-test valgrind"; exit 1; }; \
-	  echo "c-test valgrind: $$(printf '%s\n' "$$out" | tail -n 1)"; \
-	else echo "c-test valgrind: skipped (valgrind is not installed)"; fi
+	  echo "c-test valgrind: $$(printf '%s\n' "$$out" | tail -n 1)"
 
 # The example decodes a value given in hex; a truncated one exits 1 with the error.
 c-example: c-build | $(C_BUILD)
