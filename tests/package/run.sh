@@ -7,9 +7,9 @@
 #          built page in Chromium's headless shell (tests/package/vite.test.mjs).
 #   Maven  dev.rlmeta:rlmeta (the Java library, release native library inside) and
 #          dev.rlmeta:rlmeta-kafka-plugin (build/rlmeta-kafka-plugin.jar of make plugin) deployed
-#          with their poms into the file repository build/maven-repo; a fresh Maven project in a
-#          temp dir resolves rlmeta from there only and runs JUnit decodes; a project depending on
-#          the plugin gets no Kafka jar on its runtime classpath.
+#          with their poms into the file repository build/maven-repo; fresh Maven projects in a
+#          temp dir (tests/package/maven) resolve them from there only: one runs JUnit decodes
+#          with rlmeta, one depending on the plugin gets no Kafka jar on its runtime classpath.
 # Every check prints a line; the last line counts them (node and JUnit tests one by one).
 # Needs: make npm-pack plugin wasm-inspect-bin inspector-browser and the repository's npm ci (tsc,
 # playwright-core); the Makefile target runs them first.
@@ -42,15 +42,18 @@ check() {
   local what=$1 log
   shift
   log=$LOGS/$(tr -c 'a-zA-Z0-9\n' '_' <<<"$what" | cut -c1-80).log
-  if "$@" >"$log" 2>&1; then pass "$what"; else fail "$what (log ${log#"$ROOT"/})"; tail -n 40 "$log"; fi
+  local t0=$SECONDS
+  if "$@" >"$log" 2>&1; then pass "$what [$((SECONDS - t0)) s]"; else fail "$what (log ${log#"$ROOT"/})"; tail -n 40 "$log"; fi
 }
 
 # node_tests <what> <dir> <node --test args...>: every test of the run counts on its own.
 node_tests() {
   local what=$1 dir=$2 log=$LOGS/$3.log rc n f
   shift 3
+  local t0=$SECONDS
   (cd "$dir" && node --test --test-reporter=tap "$@") >"$log" 2>&1
   rc=$?
+  echo "package-test: $what: node --test took $((SECONDS - t0)) s"
   while IFS= read -r line; do
     case $line in
       'ok '*) pass "$what: ${line#ok * - }" ;;
@@ -105,27 +108,26 @@ check "npm: vite build" bash -c "cd '$VITE_APP' && node_modules/.bin/vite build"
 RLMETA_VITE_APP=$VITE_APP node_tests "npm: Vite app in Chromium" "$ROOT" vite-app tests/package/vite.test.mjs
 
 # ---------------------------------------------------------------- Maven
+# The library is built apart from jni-test's target/ (rlmeta.build.dir) with the release native
+# library, and deployed by the same Maven run; the plugin jar is make plugin's.
 LIB_BUILD=$WORK/maven-build/rlmeta
-library_jar() {
-  rm -rf "$LIB_BUILD"
-  (cd "$ROOT/bindings-c/java" && "${MVN[@]}" -q package -Dmaven.test.skip=true \
-    -Drlmeta.native.dir="$ROOT/target/release" -Drlmeta.build.dir="$LIB_BUILD") || return 1
-  unzip -l "$LIB_BUILD/rlmeta-$VERSION.jar" | grep -q "dev/rlmeta/native/linux-x86_64/librlmeta_c-$VERSION.so"
+library_deploy() {
+  rm -rf "$LIB_BUILD" "$MAVEN_REPO"
+  (cd "$ROOT/bindings-c/java" && "${MVN[@]}" -q package org.apache.maven.plugins:maven-deploy-plugin:2.7:deploy \
+    -Dmaven.test.skip=true -Drlmeta.native.dir="$ROOT/target/release" -Drlmeta.build.dir="$LIB_BUILD" \
+    -DaltDeploymentRepository="rlmeta-local::default::file://$MAVEN_REPO" -DupdateReleaseInfo=true) || return 1
+  unzip -l "$LIB_BUILD/rlmeta-$VERSION.jar" | grep "dev/rlmeta/native/linux-x86_64/librlmeta_c-$VERSION.so" \
+    && cmp "$LIB_BUILD/rlmeta-$VERSION.jar" "$MAVEN_REPO/dev/rlmeta/rlmeta/$VERSION/rlmeta-$VERSION.jar"
 }
-check "maven: rlmeta-$VERSION.jar built with the release native library inside" library_jar
+check "maven: dev.rlmeta:rlmeta $VERSION (release native library inside) built and deployed into build/maven-repo" library_deploy
 
-deploy() { # <jar> <pom>
-  "${MVN[@]}" -q org.apache.maven.plugins:maven-deploy-plugin:2.7:deploy-file -Dfile="$1" -DpomFile="$2" \
-    -Durl="file://$MAVEN_REPO" -DrepositoryId=rlmeta-local -DupdateReleaseInfo=true
-}
-deploy_both() {
-  rm -rf "$MAVEN_REPO"
+plugin_deploy() {
   [ -f "$BUILD/rlmeta-kafka-plugin.jar" ] || { echo "no build/rlmeta-kafka-plugin.jar: make plugin"; return 1; }
-  deploy "$LIB_BUILD/rlmeta-$VERSION.jar" "$ROOT/bindings-c/java/pom.xml" \
-    && deploy "$BUILD/rlmeta-kafka-plugin.jar" "$ROOT/bindings-c/java/plugin/pom.xml" \
+  "${MVN[@]}" -q org.apache.maven.plugins:maven-deploy-plugin:2.7:deploy-file -Dfile="$BUILD/rlmeta-kafka-plugin.jar" \
+    -DpomFile="$ROOT/bindings-c/java/plugin/pom.xml" -Durl="file://$MAVEN_REPO" -DrepositoryId=rlmeta-local -DupdateReleaseInfo=true \
     && find "$MAVEN_REPO" -type f | sort
 }
-check "maven: dev.rlmeta:rlmeta and dev.rlmeta:rlmeta-kafka-plugin $VERSION deployed into build/maven-repo" deploy_both
+check "maven: dev.rlmeta:rlmeta-kafka-plugin $VERSION (build/rlmeta-kafka-plugin.jar) deployed into build/maven-repo" plugin_deploy
 
 poms() {
   python3 - "$MAVEN_REPO/dev/rlmeta" "$VERSION" <<'EOF'
@@ -158,13 +160,17 @@ EOF
 }
 check "maven: both poms carry name, description, url, license, scm; the library needs only the JDK, the plugin's Kafka is provided" poms
 
+# Both consumer projects in one Maven run (tests/package/maven: library/ and plugin/), with their
+# own local repository, from which rlmeta's artifacts are removed first.
 MVN_APP=$TMP/maven-app
 cp -r "$ROOT/tests/package/maven" "$MVN_APP"
 rm -rf "$M2/dev/rlmeta"
+t0=$SECONDS
 (cd "$MVN_APP" && "${MVN[@]}" -Dmaven.repo.local="$M2" -Drlmeta.repo="file://$MAVEN_REPO" -Drlmeta.version="$VERSION" \
   -Drlmeta.vectors="$ROOT/tests/vectors" test) >"$LOGS/maven-app.log" 2>&1
 rc=$?
-for r in "$MVN_APP"/target/surefire-reports/TEST-*.xml; do
+echo "package-test: maven: the fresh projects' mvn test took $((SECONDS - t0)) s"
+for r in "$MVN_APP"/library/target/surefire-reports/TEST-*.xml; do
   [ -f "$r" ] || continue
   python3 - "$r" <<'EOF'
 import sys, xml.etree.ElementTree as ET
@@ -180,23 +186,20 @@ while IFS= read -r line; do
   esac
 done <"$LOGS/maven-app.cases"
 if [ "$rc" != 0 ] || ! grep -q '^ok ' "$LOGS/maven-app.cases"; then
-  fail "maven: fresh project: mvn test exited $rc (log build/package-test/logs/maven-app.log)"
+  fail "maven: fresh projects: mvn test exited $rc (log build/package-test/logs/maven-app.log)"
   tail -n 60 "$LOGS/maven-app.log"
 fi
 check "maven: the fresh project resolved rlmeta from build/maven-repo (rlmeta-local), not from ~/.m2" \
   grep -q "^rlmeta-$VERSION.jar>rlmeta-local=" "$M2/dev/rlmeta/rlmeta/$VERSION/_remote.repositories"
 
 plugin_classpath() {
-  local app=$TMP/maven-plugin-app
-  cp -r "$ROOT/tests/package/maven-plugin" "$app" && rm -rf "$M2/dev/rlmeta" || return 1
-  (cd "$app" && "${MVN[@]}" -q -Dmaven.repo.local="$M2" -Drlmeta.repo="file://$MAVEN_REPO" -Drlmeta.version="$VERSION" \
-    org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath -Dmdep.includeScope=runtime -Dmdep.outputFile=cp.txt) || return 1
-  tr ':' '\n' <"$app/cp.txt"
-  grep -q "/dev/rlmeta/rlmeta-kafka-plugin/$VERSION/rlmeta-kafka-plugin-$VERSION.jar" "$app/cp.txt" \
-    && ! grep -q 'org/apache/kafka' "$app/cp.txt" \
+  tr ':' '\n' <"$MVN_APP/plugin/cp.txt" || return 1
+  grep -q "/dev/rlmeta/rlmeta-kafka-plugin/$VERSION/rlmeta-kafka-plugin-$VERSION.jar" "$MVN_APP/plugin/cp.txt" \
+    && ! grep -q 'org/apache/kafka' "$MVN_APP/plugin/cp.txt" \
     && grep -q "^rlmeta-kafka-plugin-$VERSION.jar>rlmeta-local=" "$M2/dev/rlmeta/rlmeta-kafka-plugin/$VERSION/_remote.repositories"
 }
 check "maven: a project depending on rlmeta-kafka-plugin gets its jar from build/maven-repo and no Kafka jar at run time" plugin_classpath
 
+echo "package-test: took $SECONDS s"
 echo "package-test: $passed passed, $failed failed"
 [ "$failed" = 0 ]
