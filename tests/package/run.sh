@@ -97,6 +97,8 @@ vite_install() {
     (cd "$VITE_APP" && npm ci --no-audit --no-fund) || return 1
     cp "$VITE_APP/package-lock.json" "$VITE_APP/node_modules/.rlmeta-package-test.lock"
   fi
+  # the last run's rlmeta goes first: a failed install must leave none behind for the checks below
+  rm -rf "$VITE_APP/node_modules/rlmeta"
   (cd "$VITE_APP" && npm install --offline --no-save --no-audit --no-fund "$TARBALL") || return 1
   cmp "$VITE_APP/node_modules/rlmeta/rlmeta_wasm_bg.wasm" "$BUILD/pkg/rlmeta_wasm_bg.wasm" \
     && node -e 'const v = require(process.argv[1]).version; if (v !== process.argv[2]) { console.error(`installed rlmeta ${v}`); process.exit(1); }' \
