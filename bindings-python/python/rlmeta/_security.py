@@ -67,6 +67,7 @@ class AccessDenied(Exception):
         self.operation, self.resource = operation, resource
 
 
+STORE_TYPES = ("JKS", "PKCS12", "PEM")
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
@@ -195,6 +196,10 @@ class ClientSecurity:
 
     # ---- TLS ----------------------------------------------------------------------------------
     def _ssl_context(self) -> ssl.SSLContext:
+        for key in ("ssl.truststore.type", "ssl.keystore.type"):
+            if self._get(key) and self.props[key].upper() not in STORE_TYPES:
+                raise CommandConfigError(key, f"unknown store type {self.props[key]!r}; write one of {', '.join(STORE_TYPES)} "
+                                         "(convert other stores with keytool -importkeystore -deststoretype PKCS12)")
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
         algo = self.props.get("ssl.endpoint.identification.algorithm", "https").strip().lower()
