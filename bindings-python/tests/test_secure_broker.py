@@ -43,6 +43,7 @@ ACLS = {
     "scan": [("READ", TOPIC)],
     "check": [("READ", TOPIC), ("DESCRIBE_CONFIGS", TOPIC)],
     "upgrade-to-v1": [("READ", TOPIC), ("WRITE", TOPIC), ("ALTER_CONFIGS", TOPIC), ("DESCRIBE_CONFIGS", CLUSTER)],
+    "upgrade-to-v2": [("READ", TOPIC), ("WRITE", TOPIC), ("ALTER_CONFIGS", TOPIC)],  # only its success is tested
 }
 SHAPES = {  # shape -> (principal, user or None for mTLS, bootstrap attribute)
     "scram512-jks": ("User:checker", "checker", "sasl_bootstrap"),
@@ -194,7 +195,9 @@ def _ops_named(op):
             "DESCRIBE_CONFIGS": ("DESCRIBE_CONFIGS",)}[op]
 
 
-def _refused(rc, out, err, op, res):
+def _refused(capsys, command, op, res, rc, out, err):
+    with capsys.disabled():
+        print(f"\n  {command} without {op} on {res[0]}:{res[1]}: exit {rc}: {err.strip().splitlines()[-1] if err.strip() else ''}")
     assert rc == 2, (rc, out[-800:], err[-1500:])
     assert "Traceback" not in err and "authorization failed" in err, err
     assert any(f"lacks {o} on " in err for o in _ops_named(op)) and op in err, err
@@ -213,7 +216,7 @@ def test_least_privilege_acls_of_reading_commands(env, capsys, command, principa
     assert rc == 0, err[-1500:]
     for missing in acls:
         env.grant_exactly(principal, [a for a in acls if a != missing])
-        _refused(*run(capsys, command, env.b.sasl_bootstrap, cfg), *missing)
+        _refused(capsys, command, *missing, *run(capsys, command, env.b.sasl_bootstrap, cfg))
     env.grant_exactly(principal, acls)
 
 
@@ -224,7 +227,7 @@ def test_least_privilege_acls_of_upgrade_to_v1(env, capsys):
     for missing in acls:
         env.reset_topic()
         env.grant_exactly(principal, [a for a in acls if a != missing])
-        _refused(*run(capsys, "upgrade-to-v1", env.b.sasl_bootstrap, cfg), *missing)
+        _refused(capsys, "--upgrade-to-v1", *missing, *run(capsys, "upgrade-to-v1", env.b.sasl_bootstrap, cfg))
     env.reset_topic()
     env.grant_exactly(principal, acls)
     rc, out, err = run(capsys, "upgrade-to-v1", env.b.sasl_bootstrap, cfg)
@@ -237,6 +240,12 @@ def test_least_privilege_acls_of_upgrade_to_v1(env, capsys):
     # and the level records it wrote are read back by the mTLS principal's --check
     rc, out, err = run(capsys, "check", env.b.ssl_bootstrap, env.config("mtls-p12"))
     assert rc == 0 and "level record: 1" in out, (out[-1500:], err[-1500:])
+    # --check --upgrade-to-v2 --auto-upgrade with exactly its set (no cluster ACL)
+    env.grant_exactly(principal, ACLS["upgrade-to-v2"])
+    rc, out, err = run(capsys, "check", env.b.sasl_bootstrap, cfg, "--upgrade-to-v2", "--auto-upgrade")
+    assert rc == 0 and "Successfully upgraded to remote.log.metadata.version=2" in out, (out[-1500:], err[-1500:])
+    got = env.admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, T)], config_filter="all")["topic"][T]
+    assert got["cleanup.policy"]["value"] == "compact"
     env.records = env.reset_topic()
 
 
@@ -258,5 +267,6 @@ def test_wrong_credentials_exit_2_as_authentication_failures(env, capsys, shape,
     for command in ("check", "scan"):
         t0 = time.monotonic()
         rc, out, err = run(capsys, command, env.bootstrap(shape), cfg, "--timeout-ms", "3000")
-        print(f"wrong {bad} ({shape}), {command}: exit {rc} after {time.monotonic() - t0:.1f} s")
+        with capsys.disabled():
+            print(f"\n  wrong {bad} ({shape}), {command}: exit {rc} after {time.monotonic() - t0:.1f} s: {err.strip().splitlines()[-1]}")
         assert rc == 2 and "authentication failed" in err and "Traceback" not in err, (rc, err[-1500:])
