@@ -21,7 +21,9 @@ PY_RUNTIME_DEPS := kafka-python==3.0.12 tqdm==4.70.1 pyjks==20.0.0 cryptography=
 .PHONY: py-wheel py-install py-test py-deps
 
 py-deps:
-	@$(VPY) -m pip show -q kafka-python tqdm pyjks cryptography >/dev/null 2>&1 || $(VPY) -m pip install -q $(PY_RUNTIME_DEPS)
+	@# one `pip show` per package: with several names it succeeds when any one is installed
+	@for p in $(PY_RUNTIME_DEPS); do $(VPY) -m pip show -q $${p%%==*} >/dev/null 2>&1 || \
+	  { $(VPY) -m pip install -q $(PY_RUNTIME_DEPS); break; }; done
 
 py-wheel: | $(BUILD)
 	@[ -x $(VENV)/bin/maturin ] || { echo "no maturin in $(VENV): run make setup-py"; exit 1; }

@@ -3,7 +3,6 @@
 with openssl and keytool are read into the TLS settings; the client key's temporary files are
 private and removed; ``import rlmeta`` does not import pyjks or cryptography."""
 
-import os
 import ssl
 import stat
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlmeta import cli, migration
-from rlmeta._security import ClientSecurity, CommandConfigError, load_properties
+from rlmeta._security import ClientSecurity, load_properties
 
 sys.path.insert(0, str(Path(__file__).parent))
 from kafka_secure_broker import KEY_PASSWORD, STORE_PASSWORD, make_pki  # noqa: E402

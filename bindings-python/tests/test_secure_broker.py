@@ -13,7 +13,6 @@ super user), and each change is waited for until the broker's authorizer reports
 """
 
 import json
-import os
 import shutil
 import subprocess
 import sys
