@@ -6,8 +6,8 @@ StandardAuthorizer, allow.everyone.if.no.acl.found=false), one broker for the wh
   password, and with a PKCS12 keystore) runs ``--check`` and ``rlmeta scan --bootstrap-server``.
 - Each command's least-privilege ACL set (docs/SECURITY.md): with exactly that set the command
   works; with any one ACL of it removed it exits 2 naming the missing operation and resource.
-- Wrong credentials (SCRAM password, a client certificate the broker does not trust): exit 2,
-  "authentication failed".
+- Wrong credentials (SCRAM password, a client certificate the broker does not trust, a truststore
+  without the broker's CA): exit 2, "authentication failed".
 ACLs are created and deleted with kafka-python's Admin as the broker's own identity (the only
 super user), and each change is waited for until the broker's authorizer reports it.
 """
@@ -41,6 +41,7 @@ CLUSTER = ("CLUSTER", "kafka-cluster")
 ACLS = {
     "scan": [("READ", TOPIC)],
     "check": [("READ", TOPIC), ("DESCRIBE_CONFIGS", TOPIC)],
+    "simulate": [("READ", TOPIC), ("DESCRIBE_CONFIGS", TOPIC)],  # with --topic-configs
     "upgrade-to-v1": [("READ", TOPIC), ("WRITE", TOPIC), ("ALTER_CONFIGS", TOPIC), ("DESCRIBE_CONFIGS", CLUSTER)],
     "upgrade-to-v2": [("READ", TOPIC), ("WRITE", TOPIC), ("ALTER_CONFIGS", TOPIC)],  # only its success is tested
 }
@@ -205,17 +206,21 @@ def _refused(capsys, command, op, res, rc, out, err):
 
 @pytest.mark.parametrize("command,principal,user", [
     ("scan", "User:scanner", "scanner"), ("inspect", "User:scanner", "scanner"), ("profile", "User:scanner", "scanner"),
-    ("check", "User:checker", "checker"),
+    ("simulate", "User:scanner", "scanner"), ("check", "User:checker", "checker"),
 ])
 def test_least_privilege_acls_of_reading_commands(env, capsys, command, principal, user):
     acls = ACLS["scan" if command in ("scan", "inspect", "profile") else command]
+    # (a small projection: the default, 1TB/day over 12 months, takes minutes)
+    extra = ["--topic-configs", "--months", "1", "--upload-rate", "20GB"] if command == "simulate" else []
     cfg = env.config("scram512-pem", user)
     env.grant_exactly(principal, acls)
-    rc, out, err = run(capsys, command, env.b.sasl_bootstrap, cfg)
+    rc, out, err = run(capsys, command, env.b.sasl_bootstrap, cfg, *extra)
     assert rc == 0, err[-1500:]
+    if command == "simulate":  # the live topic's own configs were modelled
+        assert json.loads(out)["config"]["cleanup_policy"] == "delete" and json.loads(out)["partitions"][0]["records"] == env.records
     for missing in acls:
         env.grant_exactly(principal, [a for a in acls if a != missing])
-        _refused(capsys, command, *missing, *run(capsys, command, env.b.sasl_bootstrap, cfg))
+        _refused(capsys, command, *missing, *run(capsys, command, env.b.sasl_bootstrap, cfg, *extra))
     env.grant_exactly(principal, acls)
 
 
@@ -248,13 +253,21 @@ def test_least_privilege_acls_of_upgrade_to_v1(env, capsys):
     env.records = env.reset_topic()
 
 
-@pytest.mark.parametrize("shape,bad", [
-    ("scram512-pem", "password"),
-    ("mtls-p12", "certificate"),
+@pytest.mark.parametrize("shape,bad,command", [
+    ("scram512-pem", "password", "check"),
+    ("mtls-p12", "certificate", "scan"),
+    ("scram512-pem", "truststore", "check"),
 ])
-def test_wrong_credentials_exit_2_as_authentication_failures(env, capsys, shape, bad):
+def test_wrong_credentials_exit_2_as_authentication_failures(env, capsys, shape, bad, command):
     if bad == "password":
         cfg = env.config(shape, "checker", "not-the-password")
+    elif bad == "truststore":  # the client trusts another CA than the one that signed the broker's certificate
+        d = env.tmp / "rogue-ca"
+        d.mkdir(exist_ok=True)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "k.pem", "-out", "ca.pem", "-days", "1",
+                        "-subj", "/CN=another-ca"], cwd=d, check=True, capture_output=True, timeout=60)
+        cfg = env.config(shape)
+        Path(cfg).write_text(Path(cfg).read_text().replace(env.b.store("ca.pem"), str(d / "ca.pem")))
     else:  # a certificate from a CA the broker does not trust
         d = env.tmp / "rogue"
         d.mkdir(exist_ok=True)
@@ -263,9 +276,8 @@ def test_wrong_credentials_exit_2_as_authentication_failures(env, capsys, shape,
             subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True, timeout=60)
         cfg = env.config(shape)
         Path(cfg).write_text(Path(cfg).read_text().replace(env.b.store("mtls-ops.p12"), str(d / "rogue.p12")))
-    for command in ("check", "scan"):
-        t0 = time.monotonic()
-        rc, out, err = run(capsys, command, env.bootstrap(shape), cfg, "--timeout-ms", "3000")
-        with capsys.disabled():
-            print(f"\n  wrong {bad} ({shape}), {command}: exit {rc} after {time.monotonic() - t0:.1f} s: {err.strip().splitlines()[-1]}")
-        assert rc == 2 and "authentication failed" in err and "Traceback" not in err, (rc, err[-1500:])
+    t0 = time.monotonic()
+    rc, out, err = run(capsys, command, env.bootstrap(shape), cfg)
+    with capsys.disabled():
+        print(f"\n  wrong {bad} ({shape}), {command}: exit {rc} after {time.monotonic() - t0:.1f} s: {err.strip().splitlines()[-1]}")
+    assert rc == 2 and "authentication failed" in err and "Traceback" not in err, (rc, err[-1500:])

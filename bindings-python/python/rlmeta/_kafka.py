@@ -31,18 +31,28 @@ def client_configs(bootstrap: str, props: Mapping[str, str]) -> Dict[str, Any]:
     return {"bootstrap_servers": bootstrap.split(","), **client_security(props).conf}
 
 
+class _StopBootstrap(Exception):
+    """Raised from kafka-python's own bootstrap loop to end it at the first refused credential."""
+
+
 class _BootstrapFailures(logging.Handler):
-    """kafka-python logs, and then drops, why a bootstrap connection failed; this keeps the
-    authentication failures among them so that a timeout can say what it was."""
+    """kafka-python logs why a bootstrap connection failed, then retries until its timeout, even
+    when the cluster refused the credentials or the TLS handshake. This keeps those failures and
+    ends the loop at the first one: the warning is logged from inside the loop's ``except``, so an
+    exception raised here fails the bootstrap (kafka-python 3.0.12, kafka/net/manager.py)."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.failures: List[BaseException] = []
+        self.stopped = False
 
     def emit(self, record: logging.LogRecord) -> None:
         for arg in record.args if isinstance(record.args, tuple) else ():
-            if isinstance(arg, BaseException) and _auth_failure(arg):
+            if isinstance(arg, BaseException) and not isinstance(arg, _StopBootstrap) and _auth_failure(arg):
                 self.failures.append(arg)
+                if not self.stopped and record.name == "kafka.net.manager" and str(record.msg).startswith("Bootstrap connection to"):
+                    self.stopped = True
+                    raise _StopBootstrap(str(arg))
 
 
 def _auth_failure(exc: BaseException) -> bool:
@@ -93,8 +103,8 @@ class Cluster:
             lg.addHandler(watch)
         try:
             return make()
-        except (E.KafkaTimeoutError, getattr(E, "NoBrokersAvailable", E.KafkaTimeoutError)) as e:
-            if watch.failures:
+        except Exception as e:
+            if watch.failures and (watch.stopped or isinstance(e, (E.KafkaTimeoutError, getattr(E, "NoBrokersAvailable", E.KafkaTimeoutError)))):
                 f = watch.failures[-1]
                 raise AuthenticationFailed(f"authentication failed connecting to {self.bootstrap} "
                                            f"(security.protocol={self.conf.get('security_protocol')}"
