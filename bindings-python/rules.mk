@@ -13,14 +13,17 @@ PY_PROFILE ?= debug
 PY_MATURIN_PROFILE := $(if $(filter release,$(PY_PROFILE)),--release,)
 PY_TARGET_DIR := target/maturin
 
-# The operator tools' runtime dependencies, pinned as in pyproject.toml (the wheel itself is
-# installed with --no-deps --no-index).
-PY_RUNTIME_DEPS := kafka-python==3.0.12 tqdm==4.70.1
+# The operator tools' runtime dependencies, as in pyproject.toml (the wheel itself is installed
+# with --no-deps --no-index): kafka-python and tqdm pinned; pyjks and cryptography (the stores a
+# --command-config names) are ranges there, the versions tested here pinned.
+PY_RUNTIME_DEPS := kafka-python==3.0.12 tqdm==4.70.1 pyjks==20.0.0 cryptography==50.0.2
 
 .PHONY: py-wheel py-install py-test py-deps
 
 py-deps:
-	@$(VPY) -m pip show -q kafka-python tqdm >/dev/null 2>&1 || $(VPY) -m pip install -q $(PY_RUNTIME_DEPS)
+	@# one `pip show` per package: with several names it succeeds when any one is installed
+	@for p in $(PY_RUNTIME_DEPS); do $(VPY) -m pip show -q $${p%%==*} >/dev/null 2>&1 || \
+	  { $(VPY) -m pip install -q $(PY_RUNTIME_DEPS); break; }; done
 
 py-wheel: | $(BUILD)
 	@[ -x $(VENV)/bin/maturin ] || { echo "no maturin in $(VENV): run make setup-py"; exit 1; }

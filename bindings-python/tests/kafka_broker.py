@@ -60,6 +60,7 @@ class Broker:
         self.metadata_partitions = metadata_partitions
         self.proc: Optional[subprocess.Popen] = None
         self.formatted = False
+        self.format_args: List[str] = []  # extra `kafka-storage format` arguments (e.g. --add-scram)
         (self.dir / "remote").mkdir(parents=True, exist_ok=True)
         (self.dir / "log4j2.properties").write_text(
             "status = warn\nappender.file.type = File\nappender.file.name = FILE\n"
@@ -122,7 +123,8 @@ class Broker:
         props.write_text(self.properties(overrides))
         if not self.formatted:
             cluster_id = self.tool("kafka.tools.StorageTool", "random-uuid").strip()
-            self.tool("kafka.tools.StorageTool", "format", "--standalone", "--cluster-id", cluster_id, "--config", str(props))
+            self.tool("kafka.tools.StorageTool", "format", "--standalone", "--cluster-id", cluster_id, "--config", str(props),
+                      *self.format_args)
             self.formatted = True
         log = self.dir / "server.log"
         if log.exists():

@@ -161,6 +161,10 @@ def test_command_config_properties_become_client_settings(tmp_path, capsys):
                  'sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n'
                  '    username="ops" password="s3cret";\nrequest.timeout.ms=5000\nfoo.bar=1\n')
     conf = client_configs("a:1,b:2", load_properties(str(f)))
+    import ssl
+
+    ctx = conf.pop("ssl_context")  # SASL_SSL with no truststore: the system's roots, host names checked
+    assert isinstance(ctx, ssl.SSLContext) and ctx.check_hostname and ctx.verify_mode == ssl.CERT_REQUIRED
     assert conf == {"bootstrap_servers": ["a:1", "b:2"], "security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN",
                     "sasl_plain_username": "ops", "sasl_plain_password": "s3cret", "request_timeout_ms": 5000}
     assert "foo.bar has no kafka-python equivalent" in capsys.readouterr().err

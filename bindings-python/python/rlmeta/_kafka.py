@@ -8,69 +8,59 @@ core for every verdict.
 
 from __future__ import annotations
 
-import re
+import logging
+import ssl
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
+
+from ._security import AccessDenied, AuthenticationFailed, ClientSecurity, client_security, load_properties
+
+__all__ = ["METADATA_TOPIC", "Cluster", "Reader", "ConsumedRecord", "client_configs", "load_properties",
+           "AccessDenied", "AuthenticationFailed"]
 
 METADATA_TOPIC = "__remote_log_metadata"
 
-# Java client properties (--command-config) -> kafka-python's keyword arguments.
-_DIRECT = {
-    "security.protocol": "security_protocol",
-    "sasl.mechanism": "sasl_mechanism",
-    "client.id": "client_id",
-    "request.timeout.ms": "request_timeout_ms",
-    "ssl.ca.location": "ssl_cafile",
-    "ssl.certificate.location": "ssl_certfile",
-    "ssl.key.location": "ssl_keyfile",
-    "ssl.key.password": "ssl_password",
-    "sasl.kerberos.service.name": "sasl_kerberos_service_name",
-}
-_INT = {"request_timeout_ms"}
-
-
-def load_properties(path: str) -> Dict[str, str]:
-    """A Java ``.properties`` file: ``key=value`` or ``key: value`` lines, ``#``/``!`` comments,
-    backslash line continuations."""
-    props: Dict[str, str] = {}
-    with open(path, encoding="utf-8") as fh:
-        text = re.sub(r"\\\n\s*", "", fh.read())
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line[0] in "#!":
-            continue
-        m = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)", line)
-        if m:
-            props[m.group(1)] = m.group(2).strip()
-    return props
+TOPIC_RESOURCE = "Topic:" + METADATA_TOPIC
 
 
 def client_configs(bootstrap: str, props: Mapping[str, str]) -> Dict[str, Any]:
-    """kafka-python keyword arguments for the properties a Java Admin/Consumer client would take.
-    Properties with no kafka-python equivalent are reported on stderr and ignored."""
-    conf: Dict[str, Any] = {"bootstrap_servers": bootstrap.split(",")}
-    for key, value in props.items():
-        if key == "bootstrap.servers":
-            continue
-        if key in _DIRECT:
-            name = _DIRECT[key]
-            conf[name] = int(value) if name in _INT else value
-        elif key == "sasl.jaas.config":
-            user = re.search(r'username\s*=\s*"([^"]*)"', value)
-            password = re.search(r'password\s*=\s*"([^"]*)"', value)
-            if user:
-                conf["sasl_plain_username"] = user.group(1)
-            if password:
-                conf["sasl_plain_password"] = password.group(1)
-        elif key == "ssl.endpoint.identification.algorithm":
-            conf["ssl_check_hostname"] = value.strip().lower() == "https"
-        elif key == "ssl.truststore.location" and value.endswith((".pem", ".crt")):
-            conf["ssl_cafile"] = value
-        else:
-            print(f"warning: --command-config property {key} has no kafka-python equivalent; ignored", file=sys.stderr)
-    return conf
+    """kafka-python keyword arguments for a Java client's properties (see _security.py).
+    A client key is written to a private temporary directory removed at interpreter exit."""
+    return {"bootstrap_servers": bootstrap.split(","), **client_security(props).conf}
+
+
+class _StopBootstrap(Exception):
+    """Raised from kafka-python's own bootstrap loop to end it at the first refused credential."""
+
+
+class _BootstrapFailures(logging.Handler):
+    """kafka-python logs why a bootstrap connection failed, then retries until its timeout, even
+    when the cluster refused the credentials or the TLS handshake. This keeps those failures and
+    ends the loop at the first one: the warning is logged from inside the loop's ``except``, so an
+    exception raised here fails the bootstrap (kafka-python 3.0.12, kafka/net/manager.py)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.failures: List[BaseException] = []
+        self.stopped = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        for arg in record.args if isinstance(record.args, tuple) else ():
+            if isinstance(arg, BaseException) and not isinstance(arg, _StopBootstrap) and _auth_failure(arg):
+                self.failures.append(arg)
+                if not self.stopped and record.name == "kafka.net.manager" and str(record.msg).startswith("Bootstrap connection to"):
+                    self.stopped = True
+                    raise _StopBootstrap(str(arg))
+
+
+def _auth_failure(exc: BaseException) -> bool:
+    import kafka.errors as E
+
+    text = f"{type(exc).__name__} {exc}"
+    return isinstance(exc, (E.SaslAuthenticationFailedError, ssl.SSLError)) or any(
+        s in text for s in ("Authentication", "SSL", "certificate", "CERTIFICATE", "handshake"))
 
 
 @dataclass(frozen=True)
@@ -88,7 +78,8 @@ class Cluster:
     def __init__(self, bootstrap: str, command_config: Optional[str] = None, timeout_ms: int = 60000) -> None:
         self.bootstrap = bootstrap
         self.timeout_ms = timeout_ms
-        self.conf = client_configs(bootstrap, load_properties(command_config) if command_config else {})
+        self.security: ClientSecurity = client_security(load_properties(command_config) if command_config else {})
+        self.conf: Dict[str, Any] = {"bootstrap_servers": bootstrap.split(","), **self.security.conf}
         # Requests (and the first connection) give up within the tool's own timeout.
         self.conf.setdefault("request_timeout_ms", max(1000, timeout_ms))
         self._bootstrap_timeout_ms = max(1000, min(timeout_ms, 30000))
@@ -99,20 +90,58 @@ class Cluster:
         if self._admin is None:
             from kafka import KafkaAdminClient
 
-            self._admin = KafkaAdminClient(bootstrap_timeout_ms=self._bootstrap_timeout_ms, **self.conf)
+            self._admin = self.connect(lambda: KafkaAdminClient(bootstrap_timeout_ms=self._bootstrap_timeout_ms, **self.conf))
         return self._admin
+
+    def connect(self, make: Callable[[], Any]) -> Any:
+        """Makes a client; a bootstrap that failed on credentials or TLS is an AuthenticationFailed."""
+        import kafka.errors as E
+
+        watch = _BootstrapFailures()
+        loggers = [logging.getLogger(n) for n in ("kafka.net.manager", "kafka.net.connection", "kafka.client_async")]
+        for lg in loggers:
+            lg.addHandler(watch)
+        try:
+            return make()
+        except Exception as e:
+            if watch.failures and (watch.stopped or isinstance(e, (E.KafkaTimeoutError, getattr(E, "NoBrokersAvailable", E.KafkaTimeoutError)))):
+                f = watch.failures[-1]
+                raise AuthenticationFailed(f"authentication failed connecting to {self.bootstrap} "
+                                           f"(security.protocol={self.conf.get('security_protocol')}"
+                                           f"{', sasl.mechanism=' + self.conf['sasl_mechanism'] if 'sasl_mechanism' in self.conf else ''}): "
+                                           f"{type(f).__name__}: {f}") from e
+            raise
+        finally:
+            for lg in loggers:
+                lg.removeHandler(watch)
+
+    def denied(self, exc: BaseException, operation: str, resource: str, request: str) -> BaseException:
+        """An AccessDenied for a kafka-python authorization error, else the error itself."""
+        import kafka.errors as E
+
+        if isinstance(exc, E.AuthorizationError):
+            return AccessDenied(operation, resource, request, type(exc).__name__)
+        return exc
 
     def close(self) -> None:
         if self._admin is not None:
             self._admin.close()
             self._admin = None
+        self.security.close()
 
     # ---- metadata -------------------------------------------------------------------------
     def partitions(self, topic: str = METADATA_TOPIC) -> Optional[List[int]]:
         """The topic's partition numbers, None if it does not exist."""
-        if topic not in self.admin.list_topics():
-            return None
+        import kafka.errors as E
+
         (desc,) = self.admin.describe_topics([topic])
+        err = E.for_code(desc.get("error_code") or 0)
+        if err is E.UnknownTopicOrPartitionError:
+            return None
+        if issubclass(err, E.AuthorizationError):
+            raise AccessDenied("DESCRIBE", f"Topic:{topic}", "Metadata", err.__name__)
+        if err is not E.NoError:
+            raise err(f"describing topic {topic}")
         return sorted(p["partition_index"] for p in desc["partitions"])
 
     def brokers(self) -> List[int]:
@@ -125,18 +154,46 @@ class Cluster:
         from kafka.admin import ConfigResource
 
         resources = [ConfigResource(resource_type, n) for n in names]
-        result = self.admin.describe_configs(resources, config_filter="all")
+        result = self._describe_configs(resources)
         out: Dict[str, Dict[str, str]] = {}
         for by_name in result.values():
             for name, configs in by_name.items():
                 out[str(name)] = {k: (v.get("value") if isinstance(v, dict) else v) for k, v in configs.items()}
         return out
 
+    def _describe_configs(self, resources: List[Any]) -> Dict[str, Dict[str, Dict[str, Any]]]:
+        """kafka-python's describe_configs, but a resource's error (which kafka-python 3.0.12
+        drops, returning no configs) is raised: an AccessDenied naming DESCRIBE_CONFIGS."""
+        import kafka.errors as E
+
+        admin = self.admin
+
+        async def send() -> List[Any]:
+            brokers, others = admin._group_config_resources(resources)
+            responses = []
+            for broker_id, rs in brokers.items():
+                responses.append(await admin._manager.send(admin._describe_configs_request(rs, False), node_id=broker_id))
+            if others:
+                responses.append(await admin._manager.send(admin._describe_configs_request(others, False)))
+            return responses
+
+        responses = admin._manager.run(send)
+        for response in responses:
+            for r in response.results:
+                err = E.for_code(r.error_code)
+                if err is E.NoError:
+                    continue
+                kind = "Cluster:kafka-cluster" if r.resource_type == 4 else f"Topic:{r.resource_name}"
+                if issubclass(err, E.AuthorizationError):
+                    raise AccessDenied("DESCRIBE_CONFIGS", kind, "DescribeConfigs", err.__name__)
+                raise err(f"describing the configs of {kind}: {r.error_message or ''}")
+        return admin._describe_configs_process_responses(responses, "all")
+
     def topic_overrides(self, topic: str) -> Dict[str, str]:
         """The topic's dynamic overrides (configs set on the topic itself)."""
         from kafka.admin import ConfigResource, ConfigResourceType
 
-        result = self.admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="all")
+        result = self._describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
         out: Dict[str, str] = {}
         for by_name in result.values():
             for configs in by_name.values():
@@ -161,9 +218,12 @@ class Cluster:
         from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
 
         ops = {k: (AlterConfigOp.DELETE, None) if v is None else (AlterConfigOp.SET, v) for k, v in configs.items()}
-        result = self.admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=ops)], incremental=True)
+        result = self.admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=ops)], incremental=True,
+                                          raise_on_unknown=False)
         for by_name in result.values():
             for name, status in by_name.items():
+                if "AuthorizationFailed" in str(status):
+                    raise AccessDenied("ALTER_CONFIGS", f"Topic:{name}", "IncrementalAlterConfigs", str(status))
                 if status != "OK":
                     raise RuntimeError(f"altering the configs of {name} failed: {status}")
 
@@ -185,6 +245,8 @@ class Cluster:
     def update_feature(self, name: str, level: int) -> None:
         result = self.admin.update_features({name: level})
         status = result.get(name)
+        if "AuthorizationFailed" in str(status):
+            raise AccessDenied("ALTER", "Cluster:kafka-cluster", "UpdateFeatures", str(status))
         if status != "OK":
             raise RuntimeError(f"updating feature {name} to {level} failed: {status}")
 
@@ -196,11 +258,17 @@ class Cluster:
         """Produces one record and waits for its acknowledgement; returns its offset."""
         from kafka import KafkaProducer
 
-        producer = KafkaProducer(acks="all", **self.conf)
+        producer = self.connect(lambda: KafkaProducer(acks="all", **self.conf))
         try:
             meta = producer.send(topic, key=key, value=value, partition=partition).get(timeout=self.timeout_ms / 1000)
             producer.flush()
             return meta.offset
+        except Exception as e:
+            if "ClusterAuthorizationFailed" in str(e):  # kafka-python wraps InitProducerId's refusal in a KafkaError
+                raise AccessDenied("WRITE", f"Topic:{topic}", "InitProducerId of an idempotent producer",
+                                   "ClusterAuthorizationFailedError; Kafka lets a principal holding WRITE on any topic, "
+                                   "or IDEMPOTENT_WRITE on the cluster, start one") from e
+            raise self.denied(e, "WRITE", f"Topic:{topic}", "Produce") from e
         finally:
             producer.close()
 
@@ -223,11 +291,14 @@ class Reader:
         from tqdm import tqdm
 
         tps = [TopicPartition(self.topic, p) for p in self.partitions]
-        consumer = KafkaConsumer(enable_auto_commit=False, group_id=None, **self.cluster.conf)
+        consumer = self.cluster.connect(lambda: KafkaConsumer(enable_auto_commit=False, group_id=None, **self.cluster.conf))
         try:
             consumer.assign(tps)
-            ends = consumer.end_offsets(tps)
-            starts = consumer.beginning_offsets(tps)
+            try:
+                ends = consumer.end_offsets(tps)
+                starts = consumer.beginning_offsets(tps)
+            except Exception as e:
+                raise self.cluster.denied(e, "READ", f"Topic:{self.topic}", "ListOffsets") from e
             self.end_offsets = {tp.partition: ends[tp] for tp in tps}
             self.start_offsets = {tp.partition: starts[tp] for tp in tps}
             pending = {tp for tp in tps if starts[tp] < ends[tp]}
@@ -240,7 +311,10 @@ class Reader:
             bar = tqdm(total=total, desc=self.desc, unit="rec", file=sys.stderr, disable=None if self.progress else True, leave=False)
             try:
                 while pending and time.monotonic() < deadline:
-                    polled = consumer.poll(timeout_ms=500, max_records=5000)
+                    try:
+                        polled = consumer.poll(timeout_ms=500, max_records=5000)
+                    except Exception as e:
+                        raise self.cluster.denied(e, "READ", f"Topic:{self.topic}", "Fetch") from e
                     for tp, records in polled.items():
                         for r in records:
                             if r.offset >= ends[tp]:

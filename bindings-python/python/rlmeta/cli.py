@@ -11,7 +11,8 @@
 Every subcommand takes ``--json`` (one JSON document on stdout). A FILE is a ``.log`` segment of
 ``__remote_log_metadata-N/``; a DIR is such a partition directory or a log dir holding them.
 Progress bars go to stderr (off when it is not a terminal, or with ``--no-progress``).
-Exit status: 0, 1 for an error (printed to stderr), 2 for bad usage.
+Exit status: 0, 1 for an error (printed to stderr), 2 for bad usage, a ``--command-config`` that
+cannot be honoured, refused credentials or an operation the cluster's authorizer refuses.
 
 Every verdict is the core's; this module reads files or the cluster, measures time and prints.
 """
@@ -34,6 +35,7 @@ from ._files import dump_log, dump_log_json, read_records
 from ._inspect import Inspector
 from ._kafka import METADATA_TOPIC, Cluster
 from ._model import SegmentState
+from ._security import AccessDenied, AuthenticationFailed, CommandConfigError
 from ._store import Outcome, SkipKind, Store
 
 Rec = Tuple[int, int, Optional[bytes], Optional[bytes]]
@@ -473,6 +475,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         else:
             parts = load(args)
         text, doc = COMMANDS[args.command](args, parts)
+    except (CommandConfigError, AccessDenied, AuthenticationFailed) as e:
+        print(f"rlmeta {args.command}: {e}", file=sys.stderr)
+        return 2
     except (ValueError, FileNotFoundError) as e:
         print(f"rlmeta {args.command}: {e}", file=sys.stderr)
         return 2 if isinstance(e, ValueError) and "give " in str(e) else 1

@@ -20,7 +20,9 @@ and writes):
 - Progress bars (tqdm, stderr) on every scan; off when stderr is not a terminal or with
   ``--no-progress``.
 
-Exit status: 0 on success, 1 on any failure (bad usage included).
+Exit status: 0 on success; 2 when ``--command-config`` cannot be honoured, the cluster refuses the
+credentials, or its authorizer refuses an operation (docs/SECURITY.md lists each command's ACLs);
+1 on any other failure (bad usage included).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from ._feature import (
     topic_level_with_policy,
 )
 from ._kafka import METADATA_TOPIC, Cluster
+from ._security import AccessDenied, AuthenticationFailed, CommandConfigError
 from ._store import SkipKind, Store
 
 PROG = "kafka-remote-log-metadata-migration"
@@ -499,10 +502,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
     except SystemExit as e:  # -h/--help
         return int(e.code or 0)
-    cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
+    try:
+        cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
+    except CommandConfigError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
     actions = Actions()
     try:
         return upgrade_to_v1(cluster, args, actions) if args.upgrade_to_v1 else check(cluster, args, actions)
+    except (AccessDenied, AuthenticationFailed) as e:
+        sys.stdout.flush()
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
     except Failure as e:
         sys.stdout.flush()
         print(str(e), file=sys.stderr)
