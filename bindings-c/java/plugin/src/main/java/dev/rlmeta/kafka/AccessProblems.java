@@ -172,4 +172,15 @@ final class AccessProblems {
 
     /** The steps failing now and their sentences (for the dump and tests). */
     Map<String, String> open() { return Collections.unmodifiableMap(messages); }
+
+    /** How many times each step failing now has failed in a row. */
+    Map<String, Long> attempts() {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        open.forEach((k, v) -> {
+            synchronized (v) {
+                out.put(k, v[0]);
+            }
+        });
+        return out;
+    }
 }

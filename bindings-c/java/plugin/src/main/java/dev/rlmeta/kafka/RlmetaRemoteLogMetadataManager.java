@@ -682,6 +682,11 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return problems.open();
     }
 
+    /** How many times in a row each step failing now has failed. */
+    public Map<String, Long> accessProblemAttempts() {
+        return problems.attempts();
+    }
+
     private void ensureReady() throws RemoteStorageException {
         if (closed) {
             throw new IllegalStateException("the rlmeta metadata manager is closed");
