@@ -354,9 +354,18 @@ mod tests {
     #[test]
     fn without_the_policy_only_a_level_record_of_1_or_more_decides() {
         use PartitionLevel::*;
-        assert_eq!(topic_level_without_policy(&[Read(Some(V2))]).ok(), Some(Some(V2)));
-        assert_eq!(topic_level_without_policy(&[Read(Some(V1))]).ok(), Some(Some(V1)));
-        assert_eq!(topic_level_without_policy(&[Read(Some(V0))]).ok(), Some(None));
+        assert_eq!(
+            topic_level_without_policy(&[Read(Some(V2))]).ok(),
+            Some(Some(V2))
+        );
+        assert_eq!(
+            topic_level_without_policy(&[Read(Some(V1))]).ok(),
+            Some(Some(V1))
+        );
+        assert_eq!(
+            topic_level_without_policy(&[Read(Some(V0))]).ok(),
+            Some(None)
+        );
         assert_eq!(topic_level_without_policy(&[Read(None)]).ok(), Some(None));
     }
 

@@ -297,7 +297,10 @@ fn epoch_unknown(tp: &TopicIdPartition, what: &str) -> Error {
 /// is a stale epoch of an earlier term, whose key another leader may hold).
 fn check_upload_epoch(tp: &TopicIdPartition, m: &SegmentMetadata) -> Result<()> {
     if m.broker_leader_epoch < 0 {
-        return Err(epoch_unknown(tp, "a copy is keyed by the uploading leader's epoch"));
+        return Err(epoch_unknown(
+            tp,
+            "a copy is keyed by the uploading leader's epoch",
+        ));
     }
     let newest_data_epoch = m.leader_epochs.iter().map(|&(e, _)| e).max();
     if let Some(d) = newest_data_epoch.filter(|&d| d > m.broker_leader_epoch) {
@@ -572,7 +575,10 @@ impl Store {
         level: MetadataLevel,
     ) -> Result<Vec<Planned>> {
         if broker_leader_epoch < 0 {
-            return Err(epoch_unknown(tp, "a partition deletion is keyed by the writer's epoch"));
+            return Err(epoch_unknown(
+                tp,
+                "a partition deletion is keyed by the writer's epoch",
+            ));
         }
         let version = value_version(level);
         let pair = (PARTITION_KEY_END_OFFSET, broker_leader_epoch);

@@ -530,7 +530,10 @@ fn the_key_epoch_is_never_made_up() {
         vec![k(999, 6, true)]
     );
     let deleted = c.delete(a, UNKNOWN_EPOCH);
-    assert!(deleted.iter().all(|key| key.contains(":999:6")), "{deleted:?}");
+    assert!(
+        deleted.iter().all(|key| key.contains(":999:6")),
+        "{deleted:?}"
+    );
     let delete_partition = c.try_plan(Event::PartitionDelete {
         partition: tp(),
         state: PartitionDeleteState::DeletePartitionMarked,
