@@ -281,6 +281,9 @@ pub extern "system" fn Java_dev_rlmeta_RlMeta_partitionLevelWithPolicy<'l>(
     cleanup_policy: JString<'l>,
 ) -> jint {
     call(env, |env| {
+        if cleanup_policy.is_null() {
+            return core(env, || crate::partition_level_without_policy(record_level));
+        }
         let policy = string(env, &cleanup_policy, "cleanupPolicy")?;
         core(env, || {
             crate::partition_level_with_policy(record_level, &policy)

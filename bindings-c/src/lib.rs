@@ -424,8 +424,25 @@ pub unsafe extern "C" fn rlmeta_partition_level_with_policy(
 
 /// The core call shared by the C ABI and JNI: `record_level` -1 is "read, no level record".
 pub(crate) fn partition_level_with_policy(record_level: i32, policy: &str) -> rlmeta::Result<i32> {
-    use rlmeta::feature::{MetadataLevel, PartitionLevel, topic_level_with_policy};
-    let record = match record_level {
+    use rlmeta::feature::{PartitionLevel, topic_level_with_policy};
+    let record = record_level_arg(record_level)?;
+    Ok(i32::from(
+        topic_level_with_policy(&[PartitionLevel::Read(record)], policy)?.level(),
+    ))
+}
+
+/// [`partition_level_with_policy`] when the topic's `cleanup.policy` is not known: the level, or
+/// -1 where the policy could still raise it (core `feature::topic_level_without_policy`).
+pub(crate) fn partition_level_without_policy(record_level: i32) -> rlmeta::Result<i32> {
+    use rlmeta::feature::{PartitionLevel, topic_level_without_policy};
+    let record = record_level_arg(record_level)?;
+    Ok(topic_level_without_policy(&[PartitionLevel::Read(record)])?
+        .map_or(-1, |l| i32::from(l.level())))
+}
+
+fn record_level_arg(record_level: i32) -> rlmeta::Result<Option<rlmeta::feature::MetadataLevel>> {
+    use rlmeta::feature::MetadataLevel;
+    Ok(match record_level {
         -1 => None,
         l => Some(
             i16::try_from(l)
@@ -438,10 +455,7 @@ pub(crate) fn partition_level_with_policy(record_level: i32, policy: &str) -> rl
                 })
                 .and_then(MetadataLevel::from_level)?,
         ),
-    };
-    Ok(i32::from(
-        topic_level_with_policy(&[PartitionLevel::Read(record)], policy)?.level(),
-    ))
+    })
 }
 
 // ------------------------------------------------------------------------------- error kinds

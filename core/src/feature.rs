@@ -324,6 +324,14 @@ pub fn topic_level_with_policy(
     Ok(topic_level(partitions)?.max(level_implied_by_cleanup_policy(policy)?))
 }
 
+/// The topic's level when its `cleanup.policy` is not known (the plugin may lack the permission
+/// to read topic configs): [`topic_level`] where no policy could raise it (a policy implies at
+/// most [`MetadataLevel::V1`]), else `None`: the level waits for the policy.
+pub fn topic_level_without_policy(partitions: &[PartitionLevel]) -> Result<Option<MetadataLevel>> {
+    let level = topic_level(partitions)?;
+    Ok((level >= MetadataLevel::V1).then_some(level))
+}
+
 /// The metadata partitions that still need the level record of `target` (a move interrupted
 /// part-way resumes by writing only these).
 pub fn partitions_missing_level(
@@ -342,6 +350,24 @@ pub fn partitions_missing_level(
 mod tests {
     use super::*;
     use MetadataLevel::*;
+
+    #[test]
+    fn without_the_policy_only_a_level_record_of_1_or_more_decides() {
+        use PartitionLevel::*;
+        assert_eq!(
+            topic_level_without_policy(&[Read(Some(V2))]).ok(),
+            Some(Some(V2))
+        );
+        assert_eq!(
+            topic_level_without_policy(&[Read(Some(V1))]).ok(),
+            Some(Some(V1))
+        );
+        assert_eq!(
+            topic_level_without_policy(&[Read(Some(V0))]).ok(),
+            Some(None)
+        );
+        assert_eq!(topic_level_without_policy(&[Read(None)]).ok(), Some(None));
+    }
 
     #[test]
     fn topic_level_is_the_lowest_partition_and_unread_is_unknown() {

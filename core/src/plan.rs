@@ -39,6 +39,14 @@ use crate::record::{
 /// segment ends at -1).
 pub const PARTITION_KEY_END_OFFSET: i64 = -1;
 
+/// The writer's leader epoch when the host does not know it (Kafka's
+/// `NO_PARTITION_LEADER_EPOCH`); any negative epoch means the same. Stock Kafka hands a
+/// `RemoteLogMetadataManager` no leader epoch, so a host only knows one it has seen Kafka use
+/// for the partition since it became its leader. The planner never makes one up: a copy without
+/// it is refused (retriably, [`ErrorKind::NotInitialized`]); an update or a deletion needs none
+/// for a segment whose upload key the store knows (every keyed segment).
+pub const UNKNOWN_EPOCH: i32 = -1;
+
 /// A segment state change reported by the host.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegmentEvent {
@@ -273,12 +281,56 @@ fn refuse(why: String) -> Error {
     Error::new(ErrorKind::InvalidState, why)
 }
 
+/// The refusal for a write that needs the writer's leader epoch when the host does not know it.
+fn epoch_unknown(tp: &TopicIdPartition, what: &str) -> Error {
+    Error::new(
+        ErrorKind::NotInitialized,
+        format!(
+            "the leader epoch of this broker for {tp} is not known yet ({what}); retry once the \
+             broker has used it for the partition"
+        ),
+    )
+}
+
+/// A copy's key epoch is the uploading leader's current epoch: known, and never below an epoch
+/// of the segment's own data (a leader's epoch is at least every epoch in its log, so a lower one
+/// is a stale epoch of an earlier term, whose key another leader may hold).
+fn check_upload_epoch(tp: &TopicIdPartition, m: &SegmentMetadata) -> Result<()> {
+    if m.broker_leader_epoch < 0 {
+        return Err(epoch_unknown(
+            tp,
+            "a copy is keyed by the uploading leader's epoch",
+        ));
+    }
+    let newest_data_epoch = m.leader_epochs.iter().map(|&(e, _)| e).max();
+    if let Some(d) = newest_data_epoch.filter(|&d| d > m.broker_leader_epoch) {
+        return Err(refuse(format!(
+            "leader epoch {} of {tp} is below epoch {d} of the segment's own data: not the \
+             uploading leader's current epoch",
+            m.broker_leader_epoch
+        )));
+    }
+    Ok(())
+}
+
 impl Store {
     /// Whether a segment still needs its metadata: known to the cache, or an orphan not yet
     /// DELETE_SEGMENT_FINISHED.
     fn is_live(&self, tp: &TopicIdPartition, id: Uuid) -> bool {
         self.slot(tp).is_some_and(|s| {
             s.cache.as_ref().is_some_and(|c| c.segment(id).is_some()) || s.orphans.contains_key(&id)
+        })
+    }
+
+    /// Whether a known segment's key pair would be the writer's epoch (a segment written before
+    /// KIP-1266: no keyed record, no upload epoch in its value).
+    fn needs_writer_epoch(&self, tp: &TopicIdPartition, id: Uuid) -> bool {
+        self.slot(tp).is_some_and(|s| {
+            !s.upload_keys.contains_key(&id)
+                && s.cache
+                    .as_ref()
+                    .and_then(|c| c.segment(id))
+                    .is_some_and(|m| m.broker_leader_epoch == 0)
         })
     }
 
@@ -300,7 +352,8 @@ impl Store {
             } else {
                 fallback_epoch
             };
-            return Some((m.end_offset, epoch));
+            // a segment written before KIP-1266 has no upload epoch: the writer's epoch or none
+            return (epoch >= 0).then_some((m.end_offset, epoch));
         }
         let o = slot.orphans.get(&id)?;
         Some((o.end_offset?, o.broker_leader_epoch?))
@@ -367,6 +420,7 @@ impl Store {
             m.end_offset,
             m.leader_epochs.len(),
         )?;
+        check_upload_epoch(tp, m)?;
         let pair = (m.end_offset, m.broker_leader_epoch);
         if let Some(holders) = self.slot(tp).and_then(|s| s.keys.get(&pair)) {
             let others = [
@@ -404,14 +458,21 @@ impl Store {
         level: MetadataLevel,
     ) -> Result<Vec<Planned>> {
         let tp = &e.partition;
-        let pair = self
-            .key_pair_of(tp, e.segment_id, e.broker_leader_epoch)
-            .ok_or_else(|| {
-                Error::new(
+        let pair = match self.key_pair_of(tp, e.segment_id, e.broker_leader_epoch) {
+            Some(pair) => pair,
+            None if self.needs_writer_epoch(tp, e.segment_id) => {
+                return Err(epoch_unknown(
+                    tp,
+                    "the segment was written before KIP-1266 and has no upload key",
+                ));
+            }
+            None => {
+                return Err(Error::new(
                     ErrorKind::NotFound,
                     format!("segment {} of {tp} is not known", e.segment_id),
-                )
-            })?;
+                ));
+            }
+        };
         let update = |state| {
             update_value(
                 tp,
@@ -513,6 +574,12 @@ impl Store {
         broker_leader_epoch: i32,
         level: MetadataLevel,
     ) -> Result<Vec<Planned>> {
+        if broker_leader_epoch < 0 {
+            return Err(epoch_unknown(
+                tp,
+                "a partition deletion is keyed by the writer's epoch",
+            ));
+        }
         let version = value_version(level);
         let pair = (PARTITION_KEY_END_OFFSET, broker_leader_epoch);
         let (be, eo) = if version >= 1 {

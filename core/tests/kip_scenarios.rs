@@ -489,3 +489,60 @@ fn segments_from_before_kip_1266_survive_the_expiry_of_null_key_records() {
         ]
     );
 }
+
+/// Stock Kafka hands a metadata manager no leader epoch: a copy whose uploading epoch the host
+/// does not know is refused retriably (never keyed with a made-up epoch), a stale epoch below
+/// the segment's own data is refused, and updates and deletions of a keyed segment use its upload
+/// key whatever the writer's epoch is.
+#[test]
+fn the_key_epoch_is_never_made_up() {
+    use rlmeta::plan::UNKNOWN_EPOCH;
+    let mut c = Cluster::new();
+    let a = uuid(1);
+    let mut seg = SegmentMetadata {
+        id: a,
+        start_offset: 0,
+        end_offset: 999,
+        broker_id: 101,
+        max_timestamp_ms: 0,
+        event_timestamp_ms: 0,
+        leader_epochs: vec![(2, 0), (5, 500)].into(),
+        segment_size_in_bytes: 1 << 20,
+        custom_metadata: None,
+        state: SegmentState::CopySegmentStarted,
+        txn_index_empty: true,
+        broker_leader_epoch: UNKNOWN_EPOCH,
+    };
+    let copy = |s: &SegmentMetadata| Event::CopyStarted {
+        partition: tp(),
+        segment: s.clone(),
+    };
+    let unknown = c.try_plan(copy(&seg)).err().map(|e| e.kind());
+    assert_eq!(unknown, Some(ErrorKind::NotInitialized));
+    seg.broker_leader_epoch = 4; // below the data's epoch 5: a stale epoch
+    let stale = c.try_plan(copy(&seg)).err().map(|e| e.kind());
+    assert_eq!(stale, Some(ErrorKind::InvalidState));
+    seg.broker_leader_epoch = 6;
+    assert_eq!(c.try_plan(copy(&seg)).unwrap(), vec![k(999, 6, false)]);
+    // the finish and the deletion come with no known epoch: the upload key decides
+    assert_eq!(
+        c.plan(Event::CopyFinished(c.ev(a, UNKNOWN_EPOCH))),
+        vec![k(999, 6, true)]
+    );
+    let deleted = c.delete(a, UNKNOWN_EPOCH);
+    assert!(
+        deleted.iter().all(|key| key.contains(":999:6")),
+        "{deleted:?}"
+    );
+    let delete_partition = c.try_plan(Event::PartitionDelete {
+        partition: tp(),
+        state: PartitionDeleteState::DeletePartitionMarked,
+        broker_id: 101,
+        event_timestamp_ms: 0,
+        broker_leader_epoch: UNKNOWN_EPOCH,
+    });
+    assert_eq!(
+        delete_partition.err().map(|e| e.kind()),
+        Some(ErrorKind::NotInitialized)
+    );
+}

@@ -5,6 +5,9 @@
 #                       its level from cleanup.policy once no level record is left (PluginPolicyLevelTest)
 #   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/),
 #                       then a rolling upgrade at level 0 (one stock TBRLMM broker, two plugin brokers)
+#   secure-test         JUnit: the plugin on a secured single-node cluster (SASL_SSL SCRAM-SHA-512 and mTLS,
+#                       StandardAuthorizer, no ACL = denied) under least privilege: missing ACLs and a wrong
+#                       password named once, recovery once fixed without a restart, tiering (SecurePluginTest)
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
 PLUGIN_DIR      := bindings-c/java/plugin
 PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
@@ -13,7 +16,7 @@ CLUSTER_REPORTS := $(CLUSTER_DIR)/target/surefire-reports
 CLUSTER_TESTS   := PluginClusterTest,RollingUpgradeTest
 PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest
 
-.PHONY: plugin plugin-test cluster-test cluster-stock-test cluster-kill-delete-test
+.PHONY: plugin plugin-test cluster-test cluster-stock-test cluster-kill-delete-test secure-test
 
 plugin: | $(BUILD)
 	@$(CARGO) build -q --release -p rlmeta-c
@@ -48,7 +51,10 @@ cluster-kill-delete-test: plugin
 cluster-stock-test: plugin
 	$(call cluster_run,StockClusterTest,cluster-stock-test,$(PLUGIN_JAR))
 
-BINDING_TESTS += plugin-test cluster-test
+secure-test: plugin
+	$(call cluster_run,SecurePluginTest,secure-test,$(PLUGIN_JAR))
+
+BINDING_TESTS += plugin-test cluster-test secure-test
 
 # The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
 # TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.

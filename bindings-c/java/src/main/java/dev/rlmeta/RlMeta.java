@@ -49,6 +49,8 @@ public final class RlMeta {
      * holds none) and the level the topic's {@code cleanup.policy} implies ({@code delete}: 0,
      * {@code compact,delete} or {@code compact}: at least 1), since level 1's retention expires the
      * level records. An unknown policy or level throws {@link RlMetaException.InvalidArgument}.
+     * A null {@code cleanupPolicy} (not known: reading topic configs may not be permitted) gives
+     * the level where no policy could raise it (a level record of 1 or 2), else -1 (unknown).
      */
     public static native int partitionLevelWithPolicy(int recordLevel, String cleanupPolicy);
 

@@ -143,6 +143,11 @@ class RlMetaTest {
     @Test
     void partitionLevelTakesTheHigherOfRecordAndPolicy() {
         assertEquals(0, RlMeta.partitionLevelWithPolicy(-1, "delete"));
+        // the policy not known (reading topic configs not permitted): only a level record of 1+ decides
+        assertEquals(2, RlMeta.partitionLevelWithPolicy(2, null));
+        assertEquals(1, RlMeta.partitionLevelWithPolicy(1, null));
+        assertEquals(-1, RlMeta.partitionLevelWithPolicy(0, null));
+        assertEquals(-1, RlMeta.partitionLevelWithPolicy(-1, null));
         assertEquals(1, RlMeta.partitionLevelWithPolicy(-1, "compact,delete"));
         assertEquals(1, RlMeta.partitionLevelWithPolicy(-1, "delete, compact"));
         assertEquals(1, RlMeta.partitionLevelWithPolicy(-1, "compact"));
@@ -155,6 +160,5 @@ class RlMetaTest {
         assertEquals("cleanup.policy", p.getField());
         assertThrows(RlMetaException.InvalidArgument.class, () -> RlMeta.partitionLevelWithPolicy(3, "compact"));
         assertThrows(RlMetaException.InvalidArgument.class, () -> RlMeta.partitionLevelWithPolicy(-2, "delete"));
-        assertThrows(NullPointerException.class, () -> RlMeta.partitionLevelWithPolicy(-1, null));
     }
 }

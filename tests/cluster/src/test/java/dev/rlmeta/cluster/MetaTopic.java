@@ -48,8 +48,13 @@ public final class MetaTopic {
     }
 
     public static List<Rec> read(String bootstrap) {
+        return read(java.util.Map.of("bootstrap.servers", bootstrap));
+    }
+
+    /** As above with the client settings given (bootstrap and security). */
+    public static List<Rec> read(java.util.Map<String, Object> client) {
         List<Rec> out = new ArrayList<>();
-        for (ConsumerRecord<byte[], byte[]> r : Tiered.readAll(bootstrap, NAME, Duration.ofSeconds(60))) {
+        for (ConsumerRecord<byte[], byte[]> r : Tiered.readAll(client, NAME, Duration.ofSeconds(60))) {
             String key = r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8);
             JsonNode decoded = null;
             if (r.value() != null && !LEVEL_KEY.equals(key)) {

@@ -79,6 +79,8 @@ class PluginPolicyLevelTest {
         rlmm.configure(c);
         rlmm.onPartitionLeadershipChanges(java.util.Set.of(tp), java.util.Set.of());
         KafkaCluster.await(tp + " ready", Duration.ofSeconds(90), () -> rlmm.isReady(tp));
+        // as a new leader's copy task does before its first copy: the newest epoch of its cache
+        rlmm.highestOffsetForEpoch(tp, 0);
     }
 
     @AfterAll

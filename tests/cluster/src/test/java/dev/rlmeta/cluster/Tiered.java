@@ -68,8 +68,14 @@ public final class Tiered {
 
     /** Produces records first..first+n-1 of the topic, record i to partition i % partitions, acks=all. */
     public static void produce(String bootstrap, String topic, int partitions, int first, int n) throws Exception {
+        produce(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap), topic, partitions, first, n);
+    }
+
+    /** As above with the client settings given (bootstrap and security). */
+    public static void produce(Map<String, Object> client, String topic, int partitions, int first, int n)
+            throws Exception {
         Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.putAll(client);
         p.put(ProducerConfig.ACKS_CONFIG, "all");
         p.put(ProducerConfig.BATCH_SIZE_CONFIG, 4096);
         p.put(ProducerConfig.LINGER_MS_CONFIG, 0);
@@ -134,8 +140,15 @@ public final class Tiered {
      */
     public static int consumeAllAndCheck(String bootstrap, String topic, int partitions, int first, int n,
                                          Duration limit) {
+        return consumeAllAndCheck(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap), topic, partitions, first,
+                n, limit);
+    }
+
+    /** As above with the client settings given (bootstrap and security). */
+    public static int consumeAllAndCheck(Map<String, Object> client, String topic, int partitions, int first, int n,
+                                         Duration limit) {
         Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.putAll(client);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
@@ -193,8 +206,13 @@ public final class Tiered {
 
     /** Raw bytes consumer over every partition of a topic from the beginning to the end offsets now. */
     public static List<ConsumerRecord<byte[], byte[]>> readAll(String bootstrap, String topic, Duration limit) {
+        return readAll(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap), topic, limit);
+    }
+
+    /** As above with the client settings given (bootstrap and security). */
+    public static List<ConsumerRecord<byte[], byte[]>> readAll(Map<String, Object> client, String topic, Duration limit) {
         Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.putAll(client);
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         p.put(ConsumerConfig.EXCLUDE_INTERNAL_TOPICS_CONFIG, "false");
         List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();

@@ -50,6 +50,7 @@ final class MetadataConsumer implements Runnable {
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     private volatile Thread thread;
     private volatile boolean closed;
+    private volatile AccessProblems problems;
 
     // user partitions wanted by the broker (leaders + followers), set by the manager's callers
     private final Set<TopicIdPartition> wanted = ConcurrentHashMap.newKeySet();
@@ -122,6 +123,9 @@ final class MetadataConsumer implements Runnable {
 
     boolean started() { return thread != null; }
 
+    /** Where failures of the cluster (a missing ACL, an authentication error) are reported, once each. */
+    void setProblems(AccessProblems problems) { this.problems = problems; }
+
     /** The user partitions this broker holds now; the thread reassigns on its next loop. */
     void setWanted(Set<TopicIdPartition> add, Set<TopicIdPartition> remove) {
         wanted.addAll(add);
@@ -148,16 +152,20 @@ final class MetadataConsumer implements Runnable {
             return finalizedLevel;
         }
         int mp = metadataPartition;
-        if (levels[mp] == UNKNOWN_LEVEL || cleanupPolicy == null) {
-            return UNKNOWN_LEVEL; // not read to its end, or the topic's cleanup.policy not read yet: never 0
+        if (levels[mp] == UNKNOWN_LEVEL) {
+            return UNKNOWN_LEVEL; // not read to its end: never 0
         }
         int level;
         try {
             // the core's rule: the higher of the level record's and the one cleanup.policy implies
-            // (level 1's retention expires the level records themselves)
+            // (level 1's retention expires the level records themselves); with the policy not read
+            // (yet, or not permitted) only a level record of 1 or 2 decides, else unknown (never 0)
             level = RlMeta.partitionLevelWithPolicy(levelRecordSeen[mp] ? levels[mp] : -1, cleanupPolicy);
         } catch (RlMetaException e) {
             log.warn("rlmeta: {}-{}: level unknown: {}", topic, mp, e.getMessage());
+            return UNKNOWN_LEVEL;
+        }
+        if (level < 0) {
             return UNKNOWN_LEVEL;
         }
         if (level != writeLevels[mp]) {
@@ -239,6 +247,10 @@ final class MetadataConsumer implements Runnable {
                     }
                 }
                 afterPoll();
+                AccessProblems p = problems;
+                if (p != null) {
+                    p.resolved("read " + topic);
+                }
             } catch (WakeupException e) {
                 // a reassignment or close() woke us
             } catch (InterruptedException e) {
@@ -250,8 +262,13 @@ final class MetadataConsumer implements Runnable {
                     break;
                 }
                 // never stop: a broken record never reaches here (the store reports it), so this
-                // is the cluster (retriable errors, a partition moving); back off and go on
-                log.warn("rlmeta consumer of {}: {} (retrying in 1 s)", topic, e.toString());
+                // is the cluster (retriable errors, a partition moving, a missing ACL); back off and go on
+                AccessProblems p = problems;
+                if (p != null) {
+                    p.report("read " + topic, e, "Read (and Describe)", "Topic:" + topic);
+                } else {
+                    log.warn("rlmeta consumer of {}: {} (retrying in 1 s)", topic, e.toString());
+                }
                 sleepQuietly(1000);
             }
         }

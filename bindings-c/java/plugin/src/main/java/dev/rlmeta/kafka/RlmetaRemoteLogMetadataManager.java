@@ -27,7 +27,6 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.FeatureMetadata;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -35,7 +34,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicIdPartition;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.ReplicaNotAvailableException;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -95,11 +93,21 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     static final int FRESH_TOPIC_LEVEL = 2;
     static final String FEATURE = "remote.log.metadata.version";
     private static final Duration CLIENT_WAIT = Duration.ofSeconds(30);
+    /** The core's "epoch not known" (Kafka's NO_PARTITION_LEADER_EPOCH). */
+    static final int UNKNOWN_EPOCH = -1;
 
     private final Object storeLock = new Object();
     private final RemoteLogMetadataSerde serde = new RemoteLogMetadataSerde();
     private final Set<TopicIdPartition> loaded = ConcurrentHashMap.newKeySet();
-    private final Map<TopicIdPartition, Integer> lastLeaderEpoch = new ConcurrentHashMap<>();
+    // The leader epoch of partitions this broker leads, as Kafka uses it with this manager: stock
+    // Kafka passes no epoch, but a new leader's copy task (RLMCopyTask, a new one per leadership)
+    // asks highestOffsetForEpoch for the newest epoch of its leader-epoch cache, which is its own,
+    // assigned on becoming leader (Partition.makeLeader), before its first copy
+    // (findHighestRemoteOffset, 4.4.0 bytecode). The highest epoch asked since the partition became
+    // led here is its epoch; none asked: unknown (the core refuses a copy, retriably).
+    private final Map<TopicIdPartition, Integer> knownEpoch = new ConcurrentHashMap<>();
+    private final Set<TopicIdPartition> leading = ConcurrentHashMap.newKeySet();
+    private volatile AccessProblems problems = new AccessProblems(Map.of());
 
     private volatile TopicBasedRemoteLogMetadataManagerConfig config;
     private volatile MetadataStore store;
@@ -140,8 +148,10 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         Object refresh = configs.get(POLICY_REFRESH_MS);
         policyRefreshMs = refresh == null ? DEFAULT_POLICY_REFRESH_MS : Math.max(100, Long.parseLong(refresh.toString()));
         config = c;
+        problems = new AccessProblems(c.adminProperties());
         store = new MetadataStore();
         consumer = new MetadataConsumer(topic, numPartitions, store, storeLock, this::markInitialized, timeline);
+        consumer.setProblems(problems);
         Thread t = new Thread(this::initialize, "RlmetaRLMMInitializationThread");
         t.setDaemon(true);
         initThread = t;
@@ -152,16 +162,55 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             dumpThread = d;
             d.start();
         }
-        log.info("rlmeta RLMM configured on broker {}: topic {} with {} partitions, consume.wait.ms {}, loaded by {}",
-                brokerId, topic, numPartitions, c.consumeWaitMs(), getClass().getClassLoader().getClass().getName());
+        log.info("rlmeta RLMM configured on broker {}: topic {} with {} partitions, consume.wait.ms {}, clients as {}, "
+                + "loaded by {}", brokerId, topic, numPartitions, c.consumeWaitMs(), problems.principal(),
+                getClass().getClassLoader().getClass().getName());
     }
 
-    /** Connects, makes sure the topic exists, starts the producer and the consumer; retries as TBRLMM does. */
+    /** A step of the start that failed: what it did, with which permission, on what. */
+    private static final class StepFailure extends Exception {
+        private static final long serialVersionUID = 1L;
+        final String step;
+        final String operation;
+        final String resource;
+
+        StepFailure(String step, String operation, String resource, Throwable cause) {
+            super(step + ": " + cause, cause);
+            this.step = step;
+            this.operation = operation;
+            this.resource = resource;
+        }
+    }
+
+    private static <T> T step(String step, String operation, String resource, java.util.concurrent.Callable<T> call)
+            throws StepFailure {
+        try {
+            return call.call();
+        } catch (StepFailure e) {
+            throw e;
+        } catch (Exception e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            throw new StepFailure(step, operation, resource, e);
+        }
+    }
+
+    /**
+     * Connects, makes sure the topic exists, starts the producer and the consumer. Retries every
+     * initialization.retry.interval.ms and, past initialization.retry.max.timeout.ms (logged once
+     * at ERROR), every 2 s for as long as the manager is open: a missing ACL or wrong credentials
+     * fixed on the cluster start the plugin without a broker restart. Each failing step is logged
+     * once (AccessProblems), naming the operation, the resource and the principal.
+     */
     private void initialize() {
         TopicBasedRemoteLogMetadataManagerConfig c = config;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(c.initializationRetryMaxTimeoutMs());
+        boolean pastDeadline = false;
         int attempt = 0;
+        int failures = 0;
         boolean levelRecordsDue = false; // this broker created the topic and owes it its level records
+        String resource = "Topic:" + topic;
         while (!closed) {
             attempt++;
             try {
@@ -169,54 +218,75 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                     admin = Admin.create(c.adminProperties());
                     timeline.mark("admin created");
                 }
-                // the three reads at once: one round trip's wait instead of three in a row
-                ConfigResource policyResource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+                // the finalized features come with ApiVersions (no ACL); sent with the topic's description
                 KafkaFuture<FeatureMetadata> features = admin.describeFeatures().featureMetadata();
                 KafkaFuture<Map<String, TopicDescription>> described = admin.describeTopics(List.of(topic)).allTopicNames();
-                KafkaFuture<Map<ConfigResource, Config>> policy = admin.describeConfigs(List.of(policyResource)).all();
                 boolean created = ensureTopic(admin, c, described);
+                problems.resolved("describe " + topic);
                 timeline.mark("topic described");
                 levelRecordsDue |= created;
                 if (!levelRecordsDue) {
                     startConsumer(c); // the topic exists: reading needs nothing else, so it starts first
                 }
-                consumer.setFinalizedLevel(finalizedFeatureLevel(features));
+                consumer.setFinalizedLevel(step("describe the cluster's finalized features", "DescribeFeatures",
+                        "Cluster", () -> finalizedFeatureLevel(features)));
                 timeline.mark("features described");
                 if (producer == null) {
-                    producer = new KafkaProducer<>(c.producerProperties(), new ByteArraySerializer(),
-                            new ByteArraySerializer());
+                    producer = newProducer(c);
                     timeline.mark("producer created");
                 }
                 if (levelRecordsDue) {
-                    writeLevelRecords(FRESH_TOPIC_LEVEL);
+                    step("write the level records to " + topic, "Write", resource, () -> {
+                        writeLevelRecords(FRESH_TOPIC_LEVEL);
+                        return null;
+                    });
+                    problems.resolved("write the level records to " + topic);
                     levelRecordsDue = false;
                     timeline.mark("level records written");
                 }
-                // a topic this attempt created was described before it existed: read its policy again
-                consumer.setCleanupPolicy(cleanupPolicy(created ? admin.describeConfigs(List.of(policyResource)).all()
-                        : policy));
+                // the policy matters only to partitions without a level record (a topic the plugin
+                // did not create): a refusal leaves their level unknown and is retried by the refresh loop
+                refreshPolicy();
                 timeline.mark("policy described");
                 startConsumer(c);
-                Thread pt = new Thread(this::policyLoop, "RlmetaRLMMCleanupPolicy");
+                Thread pt = new Thread(this::refreshLoop, "RlmetaRLMMCleanupPolicy");
                 pt.setDaemon(true);
                 policyThread = pt;
                 pt.start();
                 ready = true;
-                log.info("rlmeta RLMM initialized on broker {} after {} attempt(s)", brokerId, attempt);
+                log.info("rlmeta RLMM initialized on broker {} after {} attempt(s), clients as {}", brokerId, attempt,
+                        problems.principal());
                 return;
             } catch (Exception e) {
                 if (closed) {
                     return;
                 }
-                if (System.nanoTime() > deadline) {
-                    log.error("rlmeta RLMM could not initialize within {} ms (last error: {}); remote storage "
-                            + "stays unavailable on this broker", c.initializationRetryMaxTimeoutMs(), e.toString());
-                    return;
+                StepFailure f = e instanceof StepFailure sf ? sf
+                        : new StepFailure("initialize", "connect", "the cluster", e);
+                problems.report(f.step, f.getCause(), f.operation, f.resource);
+                if (!pastDeadline && System.nanoTime() > deadline) {
+                    pastDeadline = true;
+                    log.error("rlmeta RLMM could not initialize within {} ms ({}); remote storage waits on this broker, "
+                            + "and the plugin keeps retrying every 2 s (TBRLMM would end the broker here)",
+                            c.initializationRetryMaxTimeoutMs(), problems.open());
                 }
-                log.info("rlmeta RLMM initialization attempt {} failed ({}); retrying", attempt, e.toString());
-                sleepQuietly(c.initializationRetryIntervalMs());
+                // the retry interval, doubled after each failure up to 2 s (a refused permission
+                // is not fixed in 100 ms, and each attempt may make a client)
+                failures = Math.min(failures + 1, 20);
+                long backoff = Math.min(2000, c.initializationRetryIntervalMs() << Math.min(failures - 1, 10));
+                sleepQuietly(Math.max(c.initializationRetryIntervalMs(), pastDeadline ? 2000 : backoff));
             }
         }
+    }
+
+    /**
+     * The producer: Kafka's settings for TBRLMM's producer, and max.block.ms 10 s unless set, since
+     * send() runs on Kafka's remote-log threads (it blocks only while the topic's metadata is missing).
+     */
+    private KafkaProducer<byte[], byte[]> newProducer(TopicBasedRemoteLogMetadataManagerConfig c) {
+        Map<String, Object> props = new HashMap<>(c.producerProperties());
+        props.putIfAbsent("max.block.ms", 10_000);
+        return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
     /** Creates and starts the metadata consumer, once. */
@@ -236,39 +306,61 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return finalized == null ? -1 : finalized.maxVersionLevel();
     }
 
-    /** The metadata topic's cleanup.policy as the cluster has it now. */
-    private String cleanupPolicy(Admin a) throws Exception {
-        return cleanupPolicy(a.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, topic))).all());
+    /**
+     * Reads the topic's cleanup.policy (DescribeConfigs on the topic) into the consumer's level
+     * rule; a refusal or failure is reported once and keeps the policy last read (none: the level
+     * of partitions without a level record stays unknown, writes there fail retriably).
+     */
+    private void refreshPolicy() {
+        String s = "read the cleanup.policy of " + topic;
+        try {
+            ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            Config cfg = admin.describeConfigs(List.of(r)).all().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS).get(r);
+            ConfigEntry e = cfg == null ? null : cfg.get("cleanup.policy");
+            if (e == null || e.value() == null) {
+                throw new IllegalStateException(topic + " has no cleanup.policy in its described configs");
+            }
+            consumer.setCleanupPolicy(e.value());
+            problems.resolved(s);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            if (!closed) {
+                problems.report(s, e, "DescribeConfigs", "Topic:" + topic, "optional: only metadata partitions "
+                        + "without a level record (a topic stock Kafka created) need the policy for their level; "
+                        + "writes there fail retriably until it is granted");
+            }
+        }
     }
 
-    private String cleanupPolicy(KafkaFuture<Map<ConfigResource, Config>> described) throws Exception {
-        ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        Config cfg = described.get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS).get(r);
-        ConfigEntry e = cfg == null ? null : cfg.get("cleanup.policy");
-        if (e == null || e.value() == null) {
-            throw new IllegalStateException(topic + " has no cleanup.policy in its described configs");
+    /** The finalized feature level again (ApiVersions; no ACL); a failure keeps the last one. */
+    private void refreshFeatures() {
+        try {
+            consumer.setFinalizedLevel(finalizedFeatureLevel(admin.describeFeatures().featureMetadata()));
+            problems.resolved("describe the cluster's finalized features");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            if (!closed) {
+                problems.report("describe the cluster's finalized features", e, "DescribeFeatures", "Cluster");
+            }
         }
-        return e.value();
     }
 
     /**
-     * Reads the topic's cleanup.policy again every policy.refresh.ms: the level-1 records expire under
-     * level 1's own retention, and the policy then carries the level (core feature rule). A failed
-     * read keeps the policy last read.
+     * Every policy.refresh.ms: the topic's cleanup.policy (level 1's retention expires the level
+     * records, and the policy then carries the level; core feature rule) and the cluster's
+     * finalized remote.log.metadata.version (a cluster may finalize it while brokers run).
      */
-    private void policyLoop() {
+    private void refreshLoop() {
         while (!closed) {
             try {
                 Thread.sleep(policyRefreshMs);
-                consumer.setCleanupPolicy(cleanupPolicy(admin));
             } catch (InterruptedException e) {
                 return;
-            } catch (Exception e) {
-                if (!closed) {
-                    log.warn("rlmeta RLMM could not read the cleanup.policy of {} ({}); keeping the last one read",
-                            topic, e.toString());
-                }
             }
+            refreshPolicy();
+            refreshFeatures();
         }
     }
 
@@ -278,9 +370,9 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         TopicDescription d;
         try {
             d = described.get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS).get(topic);
-        } catch (ExecutionException e) {
+        } catch (ExecutionException | TimeoutException e) {
             if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
-                throw e;
+                throw new StepFailure("describe " + topic, "Describe", "Topic:" + topic, e);
             }
             Map<String, String> topicConfigs = new HashMap<>();
             topicConfigs.put("cleanup.policy", "compact");
@@ -292,12 +384,13 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                         .configs(topicConfigs))).all().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
                 log.info("rlmeta RLMM created {} ({} partitions, cleanup.policy=compact); level records {} follow",
                         topic, numPartitions, FRESH_TOPIC_LEVEL);
+                problems.resolved("create " + topic);
                 return true;
-            } catch (ExecutionException ce) {
+            } catch (ExecutionException | TimeoutException ce) {
                 if (ce.getCause() instanceof TopicExistsException) {
                     return false;
                 }
-                throw ce;
+                throw new StepFailure("create " + topic, "Create", "Topic:" + topic, ce);
             }
         }
         if (d.partitions().size() != numPartitions) {
@@ -311,12 +404,20 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
 
     private void writeLevelRecords(int level) throws Exception {
         byte[] value = Integer.toString(level).getBytes(StandardCharsets.US_ASCII);
-        List<java.util.concurrent.Future<RecordMetadata>> sent = new ArrayList<>();
-        for (int p = 0; p < numPartitions; p++) {
-            sent.add(producer.send(new ProducerRecord<>(topic, p, LEVEL_RECORD_KEY, value)));
-        }
-        for (var f : sent) {
-            f.get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        KafkaProducer<byte[], byte[]> pr = currentProducer();
+        try {
+            List<java.util.concurrent.Future<RecordMetadata>> sent = new ArrayList<>();
+            for (int p = 0; p < numPartitions; p++) {
+                sent.add(pr.send(new ProducerRecord<>(topic, p, LEVEL_RECORD_KEY, value)));
+            }
+            for (var f : sent) {
+                f.get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        } catch (Exception e) {
+            if (AccessProblems.isAccess(e)) {
+                replaceProducer(pr); // an idempotent producer refused its producer id stays failed
+            }
+            throw e;
         }
     }
 
@@ -331,6 +432,15 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
 
     @Override
     public void onPartitionLeadershipChanges(Set<TopicIdPartition> leaders, Set<TopicIdPartition> followers) {
+        for (TopicIdPartition tp : leaders) {
+            if (leading.add(tp)) {
+                knownEpoch.remove(tp); // a new term here: its epoch is not known until Kafka uses it
+            }
+        }
+        for (TopicIdPartition tp : followers) {
+            leading.remove(tp);
+            knownEpoch.remove(tp);
+        }
         Set<TopicIdPartition> all = new HashSet<>(leaders);
         all.addAll(followers);
         for (TopicIdPartition tp : all) {
@@ -353,7 +463,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                             tp.topicId().getLeastSignificantBits(), tp.partition());
                 }
             }
-            lastLeaderEpoch.remove(tp);
+            leading.remove(tp);
+            knownEpoch.remove(tp);
         }
         consumer.setWanted(Set.of(), partitions);
     }
@@ -447,19 +558,16 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
                     "the level of " + topic + "-" + mp + " is not known yet (the partition is not read to its end)"));
         }
-        int epoch;
-        try {
-            epoch = leaderEpoch(tp, copyStarts);
-        } catch (RetriableRemoteStorageException e) {
-            return CompletableFuture.failedFuture(e);
-        }
+        // never asked of the cluster: the epoch Kafka used with this manager (or unknown: the core
+        // refuses a copy retriably, and keys updates and deletions by the segment's upload)
+        int epoch = knownEpoch.getOrDefault(tp, UNKNOWN_EPOCH);
         byte[] value = serde.serialize(event);
         PlannedRecords plan;
         try {
             synchronized (storeLock) {
                 plan = store.plan(value, epoch, level);
             }
-        } catch (RlMetaException.InvalidState e) {
+        } catch (RlMetaException.InvalidState | RlMetaException.NotInitialized e) {
             log.warn("rlmeta RLMM refused {} of {} at level {}: {}", kind(event), tp, level, e.getMessage());
             return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
                     "rlmeta refused the write (retry later): " + e.getMessage(), e));
@@ -476,19 +584,26 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         }
         AtomicInteger left = new AtomicInteger(n);
         AtomicReference<Long> lastOffset = new AtomicReference<>(-1L);
+        KafkaProducer<byte[], byte[]> p = currentProducer();
+        String step = "write to " + topic;
         for (int i = 0; i < n; i++) {
             ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, mp, plan.keys[i], plan.values[i]);
-            producer.send(r, (md, err) -> {
-                if (err != null) {
-                    done.completeExceptionally(new RemoteStorageException("producing to " + topic + "-" + mp
-                            + " failed: " + err, err));
-                    return;
-                }
-                lastOffset.accumulateAndGet(md.offset(), Math::max);
-                if (left.decrementAndGet() == 0) {
-                    consumer.completeWhenApplied(mp, lastOffset.get(), done);
-                }
-            });
+            try {
+                p.send(r, (md, err) -> {
+                    if (err != null) {
+                        done.completeExceptionally(producingFailed(p, step, mp, err));
+                        return;
+                    }
+                    problems.resolved(step);
+                    lastOffset.accumulateAndGet(md.offset(), Math::max);
+                    if (left.decrementAndGet() == 0) {
+                        consumer.completeWhenApplied(mp, lastOffset.get(), done);
+                    }
+                });
+            } catch (RuntimeException err) { // send() itself: metadata refused or not had within max.block.ms
+                done.completeExceptionally(producingFailed(p, step, mp, err));
+                break;
+            }
         }
         long waitMs = config.consumeWaitMs();
         return done.orTimeout(waitMs, TimeUnit.MILLISECONDS).handle((v, err) -> {
@@ -506,6 +621,40 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         });
     }
 
+    /**
+     * A produce that failed: reported once; a refusal (authorization, authentication) is retriable
+     * (the copy task retries, and a granted ACL or fixed credential makes it pass), and the
+     * producer is replaced, since an idempotent producer refused its producer id stays failed.
+     */
+    private RemoteStorageException producingFailed(KafkaProducer<byte[], byte[]> p, String step, int mp, Throwable err) {
+        Throwable cause = AccessProblems.cause(err);
+        String msg = problems.report(step, cause, "Write", "Topic:" + topic);
+        if (AccessProblems.isAccess(cause)) {
+            replaceProducer(p);
+            return new RetriableRemoteStorageException("producing to " + topic + "-" + mp + " was refused: " + msg, cause);
+        }
+        if (cause instanceof org.apache.kafka.common.errors.RetriableException) {
+            return new RetriableRemoteStorageException("producing to " + topic + "-" + mp + " failed: " + cause, cause);
+        }
+        return new RemoteStorageException("producing to " + topic + "-" + mp + " failed: " + cause, cause);
+    }
+
+    private synchronized KafkaProducer<byte[], byte[]> currentProducer() {
+        if (producer == null) {
+            producer = newProducer(config);
+        }
+        return producer;
+    }
+
+    private synchronized void replaceProducer(KafkaProducer<byte[], byte[]> failed) {
+        if (producer == failed && !closed) {
+            producer = null; // the next write creates a fresh one
+            Thread t = new Thread(() -> failed.close(Duration.ZERO), "RlmetaRLMMProducerClose");
+            t.setDaemon(true);
+            t.start();
+        }
+    }
+
     private static String kind(RemoteLogMetadata e) {
         if (e instanceof RemoteLogSegmentMetadata m) {
             return "segment " + m.remoteLogSegmentId().id() + " " + m.state();
@@ -516,32 +665,26 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return "partition delete " + ((RemotePartitionDeleteMetadata) e).state();
     }
 
-    /**
-     * The partition's current leader epoch, asked of the cluster (ListOffsets latest answers with
-     * it). A copy cannot start without it (retriable); updates and deletions are keyed by the core
-     * with the epoch their segment was uploaded in, so for them the last known epoch will do.
-     */
-    private int leaderEpoch(TopicIdPartition tp, boolean required) throws RetriableRemoteStorageException {
-        TopicPartition p = new TopicPartition(tp.topic(), tp.partition());
-        try {
-            Optional<Integer> e = admin.listOffsets(Map.of(p, OffsetSpec.latest())).partitionResult(p)
-                    .get(required ? 10_000 : 3_000, TimeUnit.MILLISECONDS).leaderEpoch();
-            if (e.isPresent()) {
-                lastLeaderEpoch.put(tp, e.get());
-                return e.get();
-            }
-        } catch (InterruptedException ie) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException ex) {
-            if (required) {
-                throw new RetriableRemoteStorageException("the current leader epoch of " + tp
-                        + " could not be had from the cluster: " + ex, ex);
-            }
+    /** An epoch Kafka used with this manager for a partition it leads here (the highest seen this term). */
+    private void observeEpoch(TopicIdPartition tp, int epoch) {
+        if (epoch >= 0 && leading.contains(tp)) {
+            knownEpoch.merge(tp, epoch, Math::max);
         }
-        if (required) {
-            throw new RetriableRemoteStorageException("the cluster answered no leader epoch for " + tp);
-        }
-        return lastLeaderEpoch.getOrDefault(tp, 0);
+    }
+
+    /** The leader epoch the plugin knows for a partition (see {@link #knownEpoch}), or -1. */
+    public int knownLeaderEpoch(TopicIdPartition tp) {
+        return knownEpoch.getOrDefault(tp, UNKNOWN_EPOCH);
+    }
+
+    /** The problems the plugin's clients have now (step -> sentence naming operation, resource, principal). */
+    public Map<String, String> accessProblems() {
+        return problems.open();
+    }
+
+    /** How many times in a row each step failing now has failed. */
+    public Map<String, Long> accessProblemAttempts() {
+        return problems.attempts();
     }
 
     private void ensureReady() throws RemoteStorageException {
@@ -603,6 +746,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
 
     @Override
     public Optional<Long> highestOffsetForEpoch(TopicIdPartition tp, int leaderEpoch) throws RemoteStorageException {
+        observeEpoch(tp, leaderEpoch);
         long o = query(tp, (s, msb, lsb, p) -> s.highestOffsetForEpoch(msb, lsb, p, leaderEpoch));
         return o == Long.MIN_VALUE ? Optional.empty() : Optional.of(o);
     }
