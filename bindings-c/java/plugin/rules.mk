@@ -7,7 +7,8 @@
 #                       thread each stop serving and rebuild; reads during a large apply; close at any moment of
 #                       the start leaks nothing (PluginFaultTest)
 #   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/),
-#                       then a rolling upgrade at level 0 (one stock TBRLMM broker, two plugin brokers)
+#                       and the plugin's MBean read over JMX from broker 1's process; then a rolling upgrade at
+#                       level 0 (one stock TBRLMM broker, two plugin brokers)
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
 PLUGIN_DIR      := bindings-c/java/plugin
 PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar

@@ -104,6 +104,8 @@ final class MetadataConsumer implements Runnable {
 
     // read by other threads
     private final AtomicLongArray positions;  // per metadata partition: next offset to read (-1: not assigned)
+    private final AtomicLongArray lags;       // per metadata partition: records up to its end (-1: unknown)
+    private final java.util.concurrent.atomic.AtomicIntegerArray initialized; // per metadata partition: 1 if all its held partitions are
     private final int[] levels;                // per metadata partition: 0..2, or UNKNOWN_LEVEL
     private final long[] levelOffsets;
     private int finalizedLevel = -1;
@@ -134,6 +136,8 @@ final class MetadataConsumer implements Runnable {
         this.freshStore = freshStore;
         this.onInitialized = onInitialized;
         this.positions = new AtomicLongArray(numPartitions);
+        this.lags = new AtomicLongArray(numPartitions);
+        this.initialized = new java.util.concurrent.atomic.AtomicIntegerArray(numPartitions);
         this.levels = new int[numPartitions];
         this.writeLevels = new int[numPartitions];
         java.util.Arrays.fill(writeLevels, UNKNOWN_LEVEL);
@@ -142,6 +146,7 @@ final class MetadataConsumer implements Runnable {
         this.levelRecordSeen = new boolean[numPartitions];
         for (int p = 0; p < numPartitions; p++) {
             positions.set(p, -1);
+            lags.set(p, -1);
             levels[p] = UNKNOWN_LEVEL;
             levelOffsets[p] = -1;
             endAtFirstRead[p] = -1;
@@ -223,6 +228,15 @@ final class MetadataConsumer implements Runnable {
     }
 
     boolean isAssigned(int metadataPartition) { return positions.get(metadataPartition) >= 0; }
+
+    /** The next offset to apply in a metadata partition (all before it applied), or -1 if not assigned. */
+    long appliedOffset(int metadataPartition) { return positions.get(metadataPartition); }
+
+    /** Records between the applied offset and the metadata partition's end, as of the last poll; -1 if unknown. */
+    long lag(int metadataPartition) { return lags.get(metadataPartition); }
+
+    /** Whether the metadata partition is assigned and every held user partition in it is initialized. */
+    boolean initialized(int metadataPartition) { return initialized.get(metadataPartition) == 1; }
 
     /**
      * The level writes use: the cluster's finalized remote.log.metadata.version where it has one
@@ -406,6 +420,8 @@ final class MetadataConsumer implements Runnable {
         }
         for (int p = 0; p < numPartitions; p++) {
             positions.set(p, -1);
+            lags.set(p, -1);
+            initialized.set(p, 0);
         }
         assignedUser.clear();
         assignedMeta.clear();
@@ -537,6 +553,8 @@ final class MetadataConsumer implements Runnable {
         for (int p = 0; p < numPartitions; p++) {
             if (!meta.contains(p)) {
                 positions.set(p, -1);
+                lags.set(p, -1);
+                initialized.set(p, 0);
             } else if (endAtFirstRead[p] < 0) {
                 endAtFirstRead[p] = ends.get(new TopicPartition(topic, p));
             }
@@ -668,7 +686,10 @@ final class MetadataConsumer implements Runnable {
 
     private void afterPoll() {
         for (int p : assignedMeta) {
-            positions.set(p, consumer.position(new TopicPartition(topic, p)));
+            TopicPartition mtp = new TopicPartition(topic, p);
+            positions.set(p, consumer.position(mtp));
+            java.util.OptionalLong lag = consumer.currentLag(mtp);
+            lags.set(p, lag.isPresent() ? lag.getAsLong() : -1);
         }
         // a partition read to its first-seen end with no level record: level 0 (nobody migrated it)
         synchronized (this) {
@@ -694,6 +715,13 @@ final class MetadataConsumer implements Runnable {
                 it.remove();
                 dirty = true;
             }
+        }
+        Set<Integer> pending = new HashSet<>();
+        for (TopicIdPartition tp : pendingInit.keySet()) {
+            pending.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
+        }
+        for (int p = 0; p < numPartitions; p++) {
+            initialized.set(p, assignedMeta.contains(p) && !pending.contains(p) ? 1 : 0);
         }
         if (!bootstrapDone && !assignedUser.isEmpty() && pendingInit.isEmpty()) {
             bootstrapDone = true;

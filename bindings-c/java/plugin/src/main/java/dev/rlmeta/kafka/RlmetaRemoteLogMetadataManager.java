@@ -105,6 +105,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private volatile TopicBasedRemoteLogMetadataManagerConfig config;
     private volatile MetadataStore store;
     private volatile MetadataConsumer consumer;
+    private volatile PluginMetrics metrics;
     private volatile Admin admin;
     private volatile KafkaProducer<byte[], byte[]> producer;
     private volatile boolean ready;
@@ -155,6 +156,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         config = c;
         store = new MetadataStore();
         consumer = new MetadataConsumer(topic, numPartitions, store, this::replaceStore, this::markInitialized, timeline);
+        metrics = new PluginMetrics(consumer, numPartitions);
+        metrics.register();
         Thread t = new Thread(this::initialize, "RlmetaRLMMInitializationThread");
         t.setDaemon(true);
         initThread = t;
@@ -227,11 +230,13 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                     return;
                 }
                 if (gaveUp) {
+                    metrics.initializationFailed("initialization gave up: " + e.getMessage());
                     log.error("rlmeta RLMM gave up initializing: {}; remote storage stays unavailable on this broker",
                             e.getMessage());
                     return;
                 }
                 if (System.nanoTime() > deadline) {
+                    metrics.initializationFailed("initialization timed out: " + e);
                     log.error("rlmeta RLMM could not initialize within {} ms (last error: {}); remote storage "
                             + "stays unavailable on this broker", c.initializationRetryMaxTimeoutMs(), e.toString());
                     return;
@@ -446,6 +451,10 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         }
         join(dumpThread, true);
         writeDump();
+        PluginMetrics m = metrics;
+        if (m != null) {
+            m.unregister();
+        }
         MetadataStore s;
         synchronized (partitionsLock) {
             s = store;
@@ -786,6 +795,12 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     public long rebuilds() {
         MetadataConsumer c = consumer;
         return c == null ? 0 : c.rebuilds();
+    }
+
+    /** The name this instance's MBean is registered under (see {@link RemoteLogMetadataManagerMXBean}), or null. */
+    public javax.management.ObjectName mbeanName() {
+        PluginMetrics m = metrics;
+        return m == null ? null : m.name();
     }
 
     /** How many times the metadata consumer thread was restarted after it died. */
