@@ -97,4 +97,15 @@ bench-jni: | $(BUILD)
 	  -Dexec.args="-cp %classpath -Drlmeta.library.path=$(CURDIR)/target/release/librlmeta_c.so dev.rlmeta.bench.ApplyBenchmark $(CURDIR)/$(BENCH_JNI_DIR) $(BENCH_JNI_BATCH) $(BENCH_JNI_ROUNDS)"
 	@RLMETA_BENCH_DIR=$(CURDIR)/$(BENCH_JNI_DIR) $(CARGO) bench -q -p rlmeta-c --bench apply -- $(BENCH_JNI_BATCH) $(BENCH_JNI_ROUNDS)
 
+# Lookup latency while a large bootstrap is applied, the plugin's locking before (one lock around each
+# poll's apply and every lookup) and after (the store's own read-write lock, chunked applies); not a test.
+BENCH_LOOKUP_POLL    ?= 5000
+BENCH_LOOKUP_READERS ?= 2
+.PHONY: bench-lookups
+bench-lookups: | $(BUILD)
+	@$(CARGO) build -q --release -p rlmeta-c
+	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never test-compile -Dmaven.antrun.skip=true
+	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
+	  -Dexec.args="-cp %classpath -Drlmeta.library.path=$(CURDIR)/target/release/librlmeta_c.so dev.rlmeta.bench.LookupLatencyBenchmark $(BENCH_LOOKUP_POLL) 1024 $(BENCH_LOOKUP_READERS)"
+
 BINDING_TESTS += c-test jni-test

@@ -49,6 +49,34 @@ pub mod outcome {
     pub const REJECTED: u8 = 14;
     /// The highest code.
     pub const MAX: u8 = REJECTED;
+
+    /// Every code with its stable name (kebab case), by code: the one table hosts count and
+    /// log outcomes by (the Java plugin's counters, logs and dump use these names).
+    pub const NAMES: [(u8, &str); MAX as usize + 1] = [
+        (APPLIED, "applied"),
+        (ORPHANED, "orphaned"),
+        (APPLIED_WITH_BAD_KEY, "applied-with-bad-key"),
+        (TOMBSTONE, "tombstone"),
+        (UNDECODABLE, "undecodable"),
+        (SNAPSHOT_RECORD, "snapshot-record"),
+        (BAD_KEY, "bad-key"),
+        (DROPPED, "dropped"),
+        (PARTITION_DELETED, "partition-deleted"),
+        (ALREADY_APPLIED, "already-applied"),
+        (LEVEL_0, "level-0"),
+        (LEVEL_1, "level-1"),
+        (LEVEL_2, "level-2"),
+        (LEVEL_INVALID, "level-invalid"),
+        (REJECTED, "rejected"),
+    ];
+
+    /// The stable name of an outcome code, or `None` for a code that names no outcome.
+    pub fn name(code: u8) -> Option<&'static str> {
+        NAMES
+            .get(usize::from(code))
+            .filter(|(c, _)| *c == code)
+            .map(|(_, n)| *n)
+    }
 }
 
 /// Whether a record with this outcome code would have stopped the metadata consumer of a
@@ -271,6 +299,18 @@ mod tests {
             topic: "t".into(),
             partition: 0,
         }
+    }
+
+    #[test]
+    fn every_code_has_one_name_and_no_other_code_has_one() {
+        let mut names = std::collections::HashSet::new();
+        for code in 0..=outcome::MAX {
+            let name = outcome::name(code).unwrap_or_else(|| panic!("code {code} has no name"));
+            assert!(names.insert(name), "{name} named twice");
+        }
+        assert_eq!(outcome::name(outcome::MAX + 1), None);
+        assert_eq!(outcome::name(u8::MAX), None);
+        assert_eq!(outcome::name(outcome::REJECTED), Some("rejected"));
     }
 
     #[test]

@@ -2,9 +2,13 @@
 #   plugin              build/rlmeta-kafka-plugin.jar: dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager,
 #                       rlmeta's Java library and the release native library in one jar (Kafka not bundled)
 #   plugin-test         JUnit: the plugin driven through Kafka's RLMM interface against a real broker, and
-#                       its level from cleanup.policy once no level record is left (PluginPolicyLevelTest)
+#                       its level from cleanup.policy once no level record is left (PluginPolicyLevelTest), and
+#                       faults injected into a live instance: a failed apply, a panic in the core, a dead consumer
+#                       thread each stop serving and rebuild; reads during a large apply; close at any moment of
+#                       the start leaks nothing (PluginFaultTest)
 #   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/),
-#                       then a rolling upgrade at level 0 (one stock TBRLMM broker, two plugin brokers)
+#                       and the plugin's MBean read over JMX from broker 1's process; then a rolling upgrade at
+#                       level 0 (one stock TBRLMM broker, two plugin brokers)
 #   secure-test         JUnit: the plugin on a secured single-node cluster (SASL_SSL SCRAM-SHA-512 and mTLS,
 #                       StandardAuthorizer, no ACL = denied) under least privilege: missing ACLs and a wrong
 #                       password named once, recovery once fixed without a restart, tiering (SecurePluginTest)
@@ -14,7 +18,7 @@ PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
 CLUSTER_DIR     := tests/cluster
 CLUSTER_REPORTS := $(CLUSTER_DIR)/target/surefire-reports
 CLUSTER_TESTS   := PluginClusterTest,RollingUpgradeTest
-PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest
+PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest,PluginFaultTest
 
 .PHONY: plugin plugin-test cluster-test cluster-stock-test cluster-kill-delete-test secure-test
 

@@ -260,16 +260,20 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeApply<'l>(
                 return Err(jni::errors::Error::JavaException);
             };
             let bytes = pinned.bytes();
-            let mut store = store;
-            catch_unwind(AssertUnwindSafe(|| {
-                store.apply_packed(&offs, bytes, &keys, &values, &mut out)
+            // The guard moves into the closure: a panic mid-batch drops it while unwinding, which
+            // poisons the lock, so no later call reads a half-applied batch (every call then
+            // fails with an internal error and the host drops the store and rebuilds it).
+            catch_unwind(AssertUnwindSafe(move || {
+                let mut store = store;
+                store.apply_packed(&offs, bytes, &keys, &values, &mut out)?;
+                Ok(out)
             }))
             .unwrap_or_else(|p| Err(panic_error(p)))
         };
-        if let Err(e) = result {
-            return Err(throw_core(env, &e));
+        match result {
+            Ok(out) => byte_array(env, Some(&out)),
+            Err(e) => Err(throw_core(env, &e)),
         }
-        byte_array(env, Some(&out))
     })
 }
 
@@ -549,5 +553,48 @@ pub extern "system" fn Java_dev_rlmeta_Outcome_nativeFatalToKafka<'l>(
 ) -> jboolean {
     call(env, |_| {
         Ok(u8::try_from(code).is_ok_and(rlmeta::host::fatal_to_kafka))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_Outcome_nativeName<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    code: jint,
+) -> JString<'l> {
+    call(env, |env| {
+        match u8::try_from(code)
+            .ok()
+            .and_then(rlmeta::host::outcome::name)
+        {
+            Some(name) => JString::from_str(env, name),
+            None => Ok(JString::default()),
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_Outcome_nativeMax<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> jint {
+    call(env, |_| Ok(jint::from(rlmeta::host::outcome::MAX)))
+}
+
+/// A fault-injection hook for the plugin's tests: panics while holding the store's write lock,
+/// which poisons it exactly as a bug in the core would. The Java side refuses to call it unless
+/// the JVM runs with `-Drlmeta.test.hooks=true` (`MetadataStore.panicForTest`); the panic is
+/// caught here like any other, so nothing unwinds into the JVM.
+#[unsafe(no_mangle)]
+#[allow(clippy::panic)] // the panic is this entry point's whole purpose (a test's fault injection)
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePanicForTest<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+) {
+    call(env, |env| {
+        write(env, h, |_| -> rlmeta::Result<()> {
+            panic!("a panic injected by a test (MetadataStore.panicForTest)")
+        })
     })
 }

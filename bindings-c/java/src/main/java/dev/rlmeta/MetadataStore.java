@@ -31,6 +31,12 @@ public final class MetadataStore implements AutoCloseable {
 
     private static final Cleaner CLEANER = Cleaner.create();
 
+    /** The system property that enables {@link #panicForTest} ("true"); never set in production. */
+    public static final String TEST_HOOKS_PROPERTY = "rlmeta.test.hooks";
+
+    /** Native stores allocated and not yet freed, in this class loader (for leak checks). */
+    private static final java.util.concurrent.atomic.AtomicLong LIVE = new java.util.concurrent.atomic.AtomicLong();
+
     /** The native handle, freed once (by close or by the cleaner). */
     private static final class Handle implements Runnable {
         private long pointer;
@@ -45,6 +51,7 @@ public final class MetadataStore implements AutoCloseable {
             pointer = 0;
             if (p != 0) {
                 nativeFree(p);
+                LIVE.decrementAndGet();
             }
         }
     }
@@ -58,7 +65,31 @@ public final class MetadataStore implements AutoCloseable {
     /** An empty store. */
     public MetadataStore() {
         handle = new Handle(nativeNew());
+        LIVE.incrementAndGet();
         cleanable = CLEANER.register(this, handle);
+    }
+
+    /** How many native stores are allocated and not yet freed (by close or the cleaner). */
+    public static long liveStores() {
+        return LIVE.get();
+    }
+
+    /**
+     * Test-only fault injection: panics inside the native store while it holds its write lock,
+     * as a bug in the core would, which leaves the store poisoned (every later call throws
+     * {@link RlMetaException.Internal}). Refused with {@link UnsupportedOperationException} unless
+     * the JVM runs with {@code -Drlmeta.test.hooks=true}, so production code cannot reach it.
+     */
+    public void panicForTest() {
+        if (!Boolean.getBoolean(TEST_HOOKS_PROPERTY)) {
+            throw new UnsupportedOperationException("MetadataStore.panicForTest needs -D" + TEST_HOOKS_PROPERTY + "=true");
+        }
+        long h = enter();
+        try {
+            nativePanicForTest(h);
+        } finally {
+            exit();
+        }
     }
 
     /** Releases the native store. Idempotent. */
@@ -270,4 +301,5 @@ public final class MetadataStore implements AutoCloseable {
     private static native byte[] nativeSegmentState(long h, long msb, long lsb, int partition, long idMsb, long idLsb);
     private static native PlannedRecords nativePlan(long h, byte[] event, int brokerLeaderEpoch, int level);
     private static native String nativeDumpJson(long h);
+    private static native void nativePanicForTest(long h);
 }

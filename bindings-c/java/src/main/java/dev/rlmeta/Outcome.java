@@ -48,10 +48,23 @@ public final class Outcome {
      */
     public static final byte REJECTED = 14;
 
+    /** How many codes there are: every code is in {@code 0 .. COUNT - 1} (the core's table). */
+    public static final int COUNT = nativeMax() + 1;
+
+    /**
+     * The stable name of an outcome code in the core's table ("applied", "tombstone", ...), or
+     * null for a code that names no outcome. Hosts count, log and dump outcomes by these names.
+     */
+    public static String name(byte code) {
+        return nativeName(code);
+    }
+
     /** Whether a record with this outcome would have stopped a stock (pre-KIP-1266) broker's consumer. */
     public static boolean fatalToKafka(byte code) {
         return nativeFatalToKafka(code);
     }
 
     private static native boolean nativeFatalToKafka(int code);
+    private static native String nativeName(int code);
+    private static native int nativeMax();
 }

@@ -156,6 +156,48 @@ class MetadataStoreTest {
         }
     }
 
+    /** Java's outcome constants are the core's table exactly: one constant per code, named as the core names it. */
+    @Test
+    void outcomeConstantsAreTheCoresTable() throws Exception {
+        Map<Byte, String> constants = new java.util.TreeMap<>();
+        for (java.lang.reflect.Field f : Outcome.class.getFields()) {
+            if (f.getType() == byte.class && java.lang.reflect.Modifier.isStatic(f.getModifiers())) {
+                constants.put(f.getByte(null), f.getName().toLowerCase(java.util.Locale.ROOT).replace('_', '-'));
+            }
+        }
+        assertEquals(Outcome.COUNT, constants.size(), "Java constants " + constants);
+        for (byte c = 0; c < Outcome.COUNT; c++) {
+            assertEquals(constants.get(c), Outcome.name(c), "name of code " + c);
+        }
+        assertNull(Outcome.name((byte) Outcome.COUNT));
+        assertNull(Outcome.name((byte) -1));
+        System.out.println("Outcome: " + Outcome.COUNT + " codes, Java constants named as the core's table " + constants.values());
+    }
+
+    /** The panic hook is refused without -Drlmeta.test.hooks=true; with it, it poisons the store as a core bug would. */
+    @Test
+    void panicHookIsGatedAndPoisonsTheStore() {
+        assertEquals(null, System.getProperty(MetadataStore.TEST_HOOKS_PROPERTY), "this JVM must run without test hooks");
+        long live = MetadataStore.liveStores();
+        try (MetadataStore s = new MetadataStore()) {
+            assertEquals(live + 1, MetadataStore.liveStores());
+            assertThrows(UnsupportedOperationException.class, s::panicForTest);
+            s.loadPartition(MSB, LSB, "orders", 0);
+            System.setProperty(MetadataStore.TEST_HOOKS_PROPERTY, "true");
+            try {
+                RlMetaException.Internal e = assertThrows(RlMetaException.Internal.class, s::panicForTest);
+                assertTrue(e.getMessage().contains("panic"), e.getMessage());
+            } finally {
+                System.clearProperty(MetadataStore.TEST_HOOKS_PROPERTY);
+            }
+            assertThrows(RlMetaException.Internal.class, () -> s.isInitialized(MSB, LSB, 0));
+            assertThrows(RlMetaException.Internal.class, () -> s.apply(new long[0], new byte[0], new int[0], new int[0]));
+        }
+        assertEquals(live, MetadataStore.liveStores(), "close() frees the native store");
+        System.out.println("MetadataStore: panicForTest refused without the property; with it the store is poisoned "
+                + "(every call throws Internal) and close() still frees it");
+    }
+
     @Test
     void everyRecordGetsItsOutcomeCode() {
         Uuid id = new Uuid(5, 6);

@@ -365,6 +365,15 @@ public final class KafkaCluster implements AutoCloseable {
         }
     }
 
+    /** The operating-system process id of a node (0 = controller) as it runs now. */
+    public long pid(int id) {
+        Process p = processes.get(id);
+        if (p == null) {
+            throw new IllegalStateException("node " + id + " is not running");
+        }
+        return p.pid();
+    }
+
     public boolean isAlive(int id) {
         Process p = processes.get(id);
         return p != null && p.isAlive();

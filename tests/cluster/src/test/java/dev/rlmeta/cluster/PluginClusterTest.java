@@ -772,4 +772,77 @@ class PluginClusterTest {
                 topic, victim, held.segmentId(), held.start(), held.end(), finisher, tombstones, logStart, producer.sent.get(),
                 producer.acked.size(), read, segs[0], segs[1]);
     }
+
+    /**
+     * The plugin's own MBean, read over JMX from a real broker process (broker 1, the plugin loaded
+     * by class.path through Kafka's ChildFirstClassLoader), through the JDK's attach API and the
+     * broker JVM's local management agent: open types only, no plugin class on this side.
+     */
+    @Test
+    @Order(10)
+    void theMBeanIsReadOverJmxFromARealBroker() throws Exception {
+        String topic = "jmx-t";
+        Tiered.create(admin, topic, 3, 3, Tiered.topicConfigs());
+        String id = topicId(topic).toString();
+        javax.management.ObjectName name = new javax.management.ObjectName("dev.rlmeta:type=RemoteLogMetadataManager");
+        com.sun.tools.attach.VirtualMachine vm = com.sun.tools.attach.VirtualMachine.attach(Long.toString(c.pid(1)));
+        String address;
+        try {
+            address = vm.startLocalManagementAgent();
+        } finally {
+            vm.detach();
+        }
+        try (javax.management.remote.JMXConnector jmx = javax.management.remote.JMXConnectorFactory.connect(
+                new javax.management.remote.JMXServiceURL(address))) {
+            javax.management.MBeanServerConnection mbs = jmx.getMBeanServerConnection();
+            // every metadata partition holding a partition of jmx-t (all three brokers hold all three) read to its end
+            KafkaCluster.await("broker 1's MBean: every held metadata partition initialized and caught up",
+                    Duration.ofSeconds(60), () -> {
+                        try {
+                            boolean[] init = (boolean[]) mbs.getAttribute(name, "Initialized");
+                            long[] lag = (long[]) mbs.getAttribute(name, "Lag");
+                            long[] applied = (long[]) mbs.getAttribute(name, "AppliedOffsets");
+                            for (int p = 0; p < init.length; p++) {
+                                int mp = p;
+                                boolean held = List.of(0, 1, 2).stream().anyMatch(up -> RlMeta.metadataPartition(
+                                        id, up, init.length) == mp);
+                                if (held && (!init[p] || lag[p] != 0 || applied[p] < 1)) {
+                                    return false;
+                                }
+                            }
+                            return true;
+                        } catch (Exception e) {
+                            return false;
+                        }
+                    });
+            javax.management.openmbean.TabularData byOutcome =
+                    (javax.management.openmbean.TabularData) mbs.getAttribute(name, "RecordsByOutcome");
+            Map<String, Long> outcomes = new TreeMap<>();
+            for (Object row : byOutcome.values()) {
+                javax.management.openmbean.CompositeData cd = (javax.management.openmbean.CompositeData) row;
+                outcomes.put((String) cd.get("key"), (Long) cd.get("value"));
+            }
+            assertEquals(dev.rlmeta.Outcome.COUNT, outcomes.size(), "outcomes " + outcomes);
+            assertTrue(outcomes.get("level-2") >= 1, "no level record counted: " + outcomes);
+            int[] levels = (int[]) mbs.getAttribute(name, "WriteLevels");
+            long[] applied = (long[]) mbs.getAttribute(name, "AppliedOffsets");
+            boolean[] init = (boolean[]) mbs.getAttribute(name, "Initialized");
+            for (int p = 0; p < levels.length; p++) {
+                if (init[p]) {
+                    assertEquals(2, levels[p], "write level of metadata partition " + p);
+                }
+            }
+            assertEquals(Boolean.TRUE, mbs.getAttribute(name, "Serving"));
+            assertEquals(0L, mbs.getAttribute(name, "Rebuilds"));
+            assertEquals(0L, mbs.getAttribute(name, "ConsumerRestarts"));
+            say("broker 1's MBean %s over JMX: records by outcome %s; applied offsets %s, lag %s, initialized %s, "
+                    + "write levels %s; serving, 0 rebuilds, 0 restarts, last error %s", name, outcomes,
+                    java.util.Arrays.toString(applied), java.util.Arrays.toString((long[]) mbs.getAttribute(name, "Lag")),
+                    java.util.Arrays.toString(init), java.util.Arrays.toString(levels), mbs.getAttribute(name, "LastError"));
+        }
+    }
+
+    static Uuid topicId(String topic) throws Exception {
+        return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).topicId();
+    }
 }

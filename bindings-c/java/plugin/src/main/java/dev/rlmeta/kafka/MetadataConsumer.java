@@ -10,9 +10,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -20,6 +23,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.server.log.remote.storage.RetriableRemoteStorageException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,6 +39,15 @@ import dev.rlmeta.RlMetaException;
  * of every metadata partition (read-your-writes), its feature level (from level records; unknown
  * until read to its end), the initialization of user partitions, and counts of every outcome.
  * It never stops on a record: tombstones, undecodable values and bad keys are counted and logged.
+ *
+ * <p>It never serves a cache that silently lacks records. If applying a poll's records fails in
+ * any way (the store throws, the native store is poisoned by a panic in the core), the store is
+ * dropped and rebuilt from the beginning of every held metadata partition: a fresh store, every
+ * user partition loaded but not initialized (reads answer ReplicaNotAvailableException, isReady
+ * false, as while bootstrapping) until it is read to its end again. Write futures keep waiting
+ * for their records to be applied again. If the thread dies (an Error, anything unexpected), the
+ * plugin stops serving everywhere, pending write futures fail at once with a retriable error, and
+ * a new thread with a new client starts after a backoff and rebuilds the store the same way.
  */
 final class MetadataConsumer implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(MetadataConsumer.class);
@@ -43,14 +56,41 @@ final class MetadataConsumer implements Runnable {
 
     private final String topic;
     private final int numPartitions;
-    private final MetadataStore store;
-    private final Object storeLock;
+    private volatile MetadataStore store;            // the store applies go to; replaced on a rebuild
+    private final Supplier<MetadataStore> freshStore; // drops the store and makes a fresh one with every held partition loaded
     private final Consumer<TopicIdPartition> onInitialized;
     private final StartupTimeline timeline;
+    private volatile Supplier<KafkaConsumer<byte[], byte[]>> clients; // a new consumer for a restarted thread
     private volatile KafkaConsumer<byte[], byte[]> consumer;
     private volatile Thread thread;
     private volatile boolean closed;
     private volatile AccessProblems problems;
+    private final Object lifecycle = new Object(); // start, restart and close
+
+    // not serving: a rebuild or a restart is under way (reads: ReplicaNotAvailableException; isReady: false)
+    private volatile boolean serving = true;
+    private volatile String down;            // why the thread died, until a new one has rebuilt; else null
+    private volatile String rebuildRequested; // why another thread asked for a rebuild (a poisoned store); else null
+    private final AtomicLong rebuilds = new AtomicLong();
+    private final AtomicLong restarts = new AtomicLong();
+    private volatile String lastError;
+    private int deathsInARow;
+    static final long RESTART_BACKOFF_MS = 200;
+    static final long MAX_RESTART_BACKOFF_MS = 30_000;
+
+    // test hooks (reachable only through RlmetaRemoteLogMetadataManager.testHooks(), which needs -Drlmeta.test.hooks=true)
+    enum Fault { APPLY_THROWS, APPLY_ERROR }
+    final AtomicReference<Fault> nextFault = new AtomicReference<>();
+    volatile CountDownLatch recoveryGate;   // a rebuild waits for it before reading again
+    volatile ApplyHook beforeApply;          // runs on the consumer thread right before each store.apply
+
+    /** Records per store.apply call: the longest a lookup waits for the store's write lock. */
+    static final int APPLY_CHUNK = 1024;
+
+    /** A test's view of an apply about to run: records from..from+chunk of a batch of `batch` records. */
+    interface ApplyHook {
+        void before(int metadataPartition, int from, int batch);
+    }
 
     // user partitions wanted by the broker (leaders + followers), set by the manager's callers
     private final Set<TopicIdPartition> wanted = ConcurrentHashMap.newKeySet();
@@ -65,12 +105,14 @@ final class MetadataConsumer implements Runnable {
 
     // read by other threads
     private final AtomicLongArray positions;  // per metadata partition: next offset to read (-1: not assigned)
+    private final AtomicLongArray lags;       // per metadata partition: records up to its end (-1: unknown)
+    private final java.util.concurrent.atomic.AtomicIntegerArray initialized; // per metadata partition: 1 if all its held partitions are
     private final int[] levels;                // per metadata partition: 0..2, or UNKNOWN_LEVEL
     private final long[] levelOffsets;
     private int finalizedLevel = -1;
     private String cleanupPolicy;             // of the metadata topic; null until read
     private final int[] writeLevels;          // per metadata partition: the level last used for writes, or -1
-    private final AtomicLong[] counters = new AtomicLong[16]; // by outcome code (Outcome); 14 = rejected
+    private final AtomicLong[] counters = new AtomicLong[Outcome.COUNT]; // by outcome code (the core's table)
     private final List<Waiter> waiters = new ArrayList<>();
     private volatile boolean dirty = true;
 
@@ -86,15 +128,17 @@ final class MetadataConsumer implements Runnable {
     private long bootstrapApplyNanos;
     private long bootstrapCoreNanos; // of which in the core's store.apply (the JNI call)
 
-    MetadataConsumer(String topic, int numPartitions, MetadataStore store, Object storeLock,
+    MetadataConsumer(String topic, int numPartitions, MetadataStore store, Supplier<MetadataStore> freshStore,
                      Consumer<TopicIdPartition> onInitialized, StartupTimeline timeline) {
         this.topic = topic;
         this.timeline = timeline;
         this.numPartitions = numPartitions;
         this.store = store;
-        this.storeLock = storeLock;
+        this.freshStore = freshStore;
         this.onInitialized = onInitialized;
         this.positions = new AtomicLongArray(numPartitions);
+        this.lags = new AtomicLongArray(numPartitions);
+        this.initialized = new java.util.concurrent.atomic.AtomicIntegerArray(numPartitions);
         this.levels = new int[numPartitions];
         this.writeLevels = new int[numPartitions];
         java.util.Arrays.fill(writeLevels, UNKNOWN_LEVEL);
@@ -103,6 +147,7 @@ final class MetadataConsumer implements Runnable {
         this.levelRecordSeen = new boolean[numPartitions];
         for (int p = 0; p < numPartitions; p++) {
             positions.set(p, -1);
+            lags.set(p, -1);
             levels[p] = UNKNOWN_LEVEL;
             levelOffsets[p] = -1;
             endAtFirstRead[p] = -1;
@@ -112,13 +157,59 @@ final class MetadataConsumer implements Runnable {
         }
     }
 
-    void start(KafkaConsumer<byte[], byte[]> kafkaConsumer) {
-        this.consumer = kafkaConsumer;
-        Thread t = new Thread(this, "RlmetaRLMMConsumerTask");
-        t.setDaemon(true);
-        thread = t;
-        reassign = true;
-        t.start();
+    /** Starts the thread with a client from `clients` (and later ones after a death); false if closed. */
+    boolean start(Supplier<KafkaConsumer<byte[], byte[]>> newClient) {
+        synchronized (lifecycle) {
+            if (closed || thread != null) {
+                return false;
+            }
+            this.clients = newClient;
+            this.consumer = newClient.get();
+            Thread t = new Thread(this, "RlmetaRLMMConsumerTask");
+            t.setDaemon(true);
+            thread = t;
+            reassign = true;
+            t.start();
+            return true;
+        }
+    }
+
+    /** Whether lookups may be answered: no rebuild or restart under way. */
+    boolean serving() { return serving; }
+
+    /** Why the consumer thread is down (died, not yet restarted and rebuilt), or null. */
+    String down() { return down; }
+
+    long rebuilds() { return rebuilds.get(); }
+
+    long restarts() { return restarts.get(); }
+
+    String lastError() { return lastError; }
+
+    String threadName() {
+        Thread t = thread;
+        return t == null ? null : t.getName() + "#" + t.getId();
+    }
+
+    /** The store applies go to now. */
+    MetadataStore store() { return store; }
+
+    /** Another thread found `unusable` poisoned: stop serving and rebuild (unless it was replaced already). */
+    void requestRebuild(MetadataStore unusable, String why) {
+        if (unusable != store) {
+            return; // a store already dropped
+        }
+        if (rebuildRequested == null) {
+            rebuildRequested = why;
+        }
+        serving = false;
+        KafkaConsumer<byte[], byte[]> c = consumer;
+        if (c != null) {
+            c.wakeup();
+        }
+        synchronized (wakeups) {
+            wakeups.notifyAll();
+        }
     }
 
     boolean started() { return thread != null; }
@@ -141,6 +232,15 @@ final class MetadataConsumer implements Runnable {
     }
 
     boolean isAssigned(int metadataPartition) { return positions.get(metadataPartition) >= 0; }
+
+    /** The next offset to apply in a metadata partition (all before it applied), or -1 if not assigned. */
+    long appliedOffset(int metadataPartition) { return positions.get(metadataPartition); }
+
+    /** Records between the applied offset and the metadata partition's end, as of the last poll; -1 if unknown. */
+    long lag(int metadataPartition) { return lags.get(metadataPartition); }
+
+    /** Whether the metadata partition is assigned and every held user partition in it is initialized. */
+    boolean initialized(int metadataPartition) { return initialized.get(metadataPartition) == 1; }
 
     /**
      * The level writes use: the cluster's finalized remote.log.metadata.version where it has one
@@ -193,25 +293,171 @@ final class MetadataConsumer implements Runnable {
         finalizedLevel = level;
     }
 
-    long count(byte outcome) { return counters[outcome].get(); }
+    long count(byte outcome) {
+        return outcome >= 0 && outcome < counters.length ? counters[outcome].get() : 0;
+    }
 
     /** Completes `future` once the record at `offset` of the metadata partition has been applied. */
     void completeWhenApplied(int metadataPartition, long offset, CompletableFuture<Void> future) {
+        boolean applied;
         synchronized (waiters) {
-            if (positions.get(metadataPartition) > offset) {
-                future.complete(null);
+            applied = positions.get(metadataPartition) > offset;
+            if (!applied && down == null) {
+                waiters.add(new Waiter(metadataPartition, offset, future));
                 return;
             }
-            waiters.add(new Waiter(metadataPartition, offset, future));
+        }
+        // completed outside the lock: a dependent stage runs on this thread and may call back in
+        if (applied) {
+            future.complete(null);
+        } else {
+            future.completeExceptionally(consumerDown(down));
+        }
+    }
+
+    private RetriableRemoteStorageException consumerDown(String why) {
+        return new RetriableRemoteStorageException("the rlmeta metadata consumer of " + topic + " died (" + why
+                + ") and is being restarted: the write was produced but this broker has not applied it; retry");
+    }
+
+    /** A failure to apply consumed records: the store may lack them or hold part of them. */
+    private static final class ApplyFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ApplyFailed(String what, Throwable cause) {
+            super(what + ": " + cause, cause);
         }
     }
 
     @Override
     public void run() {
-        log.info("rlmeta consumer of {} started", topic);
-        timeline.mark("consumer thread");
+        try {
+            if (down != null) {
+                restart();
+            } else {
+                log.info("rlmeta consumer of {} started", topic);
+                timeline.mark("consumer thread");
+            }
+            loop();
+        } catch (Throwable t) {
+            if (!closed) {
+                died(t);
+                return; // died() closed the client and started the next thread
+            }
+        }
+        closeClient();
+        log.info("rlmeta consumer of {} stopped", topic);
+    }
+
+    /** A new thread after a death: back off, take a new client, rebuild the store from the topic. */
+    private void restart() throws InterruptedException {
+        long backoff;
+        synchronized (lifecycle) {
+            backoff = Math.min(MAX_RESTART_BACKOFF_MS, RESTART_BACKOFF_MS << Math.min(deathsInARow - 1, 10));
+        }
+        synchronized (wakeups) {
+            if (!closed) {
+                wakeups.wait(backoff);
+            }
+        }
+        if (closed) {
+            return;
+        }
+        consumer = clients.get();
+        restarts.incrementAndGet();
+        log.warn("rlmeta consumer of {} restarted after {} ms (it died: {}); rebuilding the store", topic, backoff, down);
+        rebuild("the consumer thread restarted after: " + down, null);
+    }
+
+    /** The thread dies: stop serving everywhere, fail pending writes now, start a new thread after a backoff. */
+    private void died(Throwable t) {
+        String why = t.toString();
+        serving = false;
+        lastError = "consumer thread died: " + why;
+        log.error("rlmeta consumer of {} died; remote storage is unavailable on this broker until a new consumer "
+                + "has rebuilt the store", topic, t);
+        List<Waiter> failed;
+        synchronized (waiters) {
+            down = why;
+            failed = new ArrayList<>(waiters);
+            waiters.clear();
+        }
+        for (Waiter w : failed) {
+            w.future.completeExceptionally(consumerDown(why));
+        }
+        closeClient();
+        synchronized (lifecycle) {
+            if (closed) {
+                return;
+            }
+            deathsInARow++;
+            Thread next = new Thread(this, "RlmetaRLMMConsumerTask");
+            next.setDaemon(true);
+            thread = next;
+            next.start();
+        }
+    }
+
+    private void closeClient() {
+        KafkaConsumer<byte[], byte[]> c = consumer;
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
+        } catch (Exception e) {
+            log.debug("closing the consumer", e);
+        }
+    }
+
+    /**
+     * Drops the store and rebuilds it from the topic: forget every position, take a fresh store
+     * (every held partition loaded, none initialized), and reassign as if every partition were new,
+     * so each metadata partition is read again from its beginning. Lookups answer
+     * ReplicaNotAvailableException until each partition is read to its end again.
+     */
+    private void rebuild(String why, Throwable cause) throws InterruptedException {
+        serving = false;
+        rebuilds.incrementAndGet();
+        lastError = why;
+        if (cause != null) {
+            log.error("rlmeta consumer of {}: {}; dropping the store and rebuilding it from the topic "
+                    + "(lookups unavailable until it is read to its end again)", topic, why, cause);
+        } else {
+            log.warn("rlmeta consumer of {}: {}; rebuilding the store from the topic", topic, why);
+        }
+        for (int p = 0; p < numPartitions; p++) {
+            positions.set(p, -1);
+            lags.set(p, -1);
+            initialized.set(p, 0);
+        }
+        assignedUser.clear();
+        assignedMeta.clear();
+        pendingInit.clear();
+        CountDownLatch gate = recoveryGate;
+        if (gate != null) {
+            gate.await();
+        }
+        store = freshStore.get();
+        rebuildRequested = null;
+        reassign = true;
+        synchronized (waiters) {
+            down = null;
+        }
+        synchronized (lifecycle) {
+            deathsInARow = 0;
+        }
+        serving = true; // the fresh store's partitions are not initialized: they answer as while bootstrapping
+        dirty = true;
+    }
+
+    private void loop() throws InterruptedException {
         while (!closed) {
             try {
+                String requested = rebuildRequested;
+                if (requested != null) {
+                    rebuild(requested, null);
+                }
                 if (reassign) {
                     reassign = false;
                     try {
@@ -233,8 +479,14 @@ final class MetadataConsumer implements Runnable {
                 long t0 = System.nanoTime();
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
                 long t1 = System.nanoTime();
-                for (TopicPartition tp : records.partitions()) {
-                    apply(tp.partition(), records.records(tp));
+                // from here the client's position is past these records: any failure until they are
+                // all applied means the store lacks them, so it is rebuilt (never skipped)
+                try {
+                    for (TopicPartition tp : records.partitions()) {
+                        apply(tp.partition(), records.records(tp));
+                    }
+                } catch (RuntimeException e) {
+                    throw new ApplyFailed("applying " + records.count() + " record(s) failed", e);
                 }
                 if (!bootstrapDone) {
                     bootstrapPolls++;
@@ -252,11 +504,16 @@ final class MetadataConsumer implements Runnable {
                     p.resolved("read " + topic);
                 }
             } catch (WakeupException e) {
-                // a reassignment or close() woke us
+                // a reassignment, a rebuild request or close() woke us
             } catch (InterruptedException e) {
                 if (closed) {
                     break;
                 }
+            } catch (ApplyFailed e) {
+                if (closed) {
+                    break;
+                }
+                rebuild(e.getMessage(), e.getCause());
             } catch (Exception e) {
                 if (closed) {
                     break;
@@ -269,15 +526,13 @@ final class MetadataConsumer implements Runnable {
                 } else {
                     log.warn("rlmeta consumer of {}: {} (retrying in 1 s)", topic, e.toString());
                 }
-                sleepQuietly(1000);
+                synchronized (wakeups) {
+                    if (!closed && rebuildRequested == null) {
+                        wakeups.wait(1000);
+                    }
+                }
             }
         }
-        try {
-            consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
-        } catch (Exception e) {
-            log.debug("closing the consumer", e);
-        }
-        log.info("rlmeta consumer of {} stopped", topic);
     }
 
     private void reassign() {
@@ -315,6 +570,8 @@ final class MetadataConsumer implements Runnable {
         for (int p = 0; p < numPartitions; p++) {
             if (!meta.contains(p)) {
                 positions.set(p, -1);
+                lags.set(p, -1);
+                initialized.set(p, 0);
             } else if (endAtFirstRead[p] < 0) {
                 endAtFirstRead[p] = ends.get(new TopicPartition(topic, p));
             }
@@ -330,20 +587,38 @@ final class MetadataConsumer implements Runnable {
         dirty = true;
     }
 
+    /**
+     * Applies one metadata partition's records of a poll, in chunks of at most {@link #APPLY_CHUNK}
+     * records per call: the store's write lock is held for one chunk at a time, so lookups wait at
+     * most for one chunk, never for a whole large poll (a prefix of a partition's records, in
+     * offset order, is a state the store passes through anyway).
+     */
     private void apply(int mp, List<ConsumerRecord<byte[], byte[]>> records) {
         int n = records.size();
+        long[] offsets = new long[n];
+        byte[] outcomes = new byte[n];
+        for (int from = 0; from < n; from += APPLY_CHUNK) {
+            int to = Math.min(n, from + APPLY_CHUNK);
+            applyChunk(mp, records, from, to, n, offsets, outcomes);
+        }
+        notice(mp, offsets, outcomes);
+    }
+
+    private void applyChunk(int mp, List<ConsumerRecord<byte[], byte[]>> records, int from, int to, int batch,
+                            long[] allOffsets, byte[] allOutcomes) {
+        int n = to - from;
         long[] offsets = new long[n];
         int[] keyLengths = new int[n];
         int[] valueLengths = new int[n];
         int size = 0;
-        for (int i = 0; i < n; i++) {
+        for (int i = from; i < to; i++) {
             ConsumerRecord<byte[], byte[]> r = records.get(i);
             size += (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);
         }
         byte[] data = new byte[size];
         int at = 0;
         for (int i = 0; i < n; i++) {
-            ConsumerRecord<byte[], byte[]> r = records.get(i);
+            ConsumerRecord<byte[], byte[]> r = records.get(from + i);
             offsets[i] = r.offset();
             keyLengths[i] = r.key() == null ? -1 : r.key().length;
             if (r.key() != null) {
@@ -356,14 +631,30 @@ final class MetadataConsumer implements Runnable {
                 at += r.value().length;
             }
         }
-        byte[] outcomes;
-        long t0 = System.nanoTime();
-        synchronized (storeLock) {
-            outcomes = store.apply(offsets, data, keyLengths, valueLengths);
+        ApplyHook hook = beforeApply;
+        if (hook != null) {
+            hook.before(mp, from, batch);
         }
+        Fault fault = nextFault.getAndSet(null);
+        if (fault == Fault.APPLY_THROWS) {
+            throw new IllegalStateException("a failure injected by a test (apply of " + n + " record(s) of " + topic
+                    + "-" + mp + ")");
+        } else if (fault == Fault.APPLY_ERROR) {
+            throw new Error("an Error injected by a test (apply of " + n + " record(s) of " + topic + "-" + mp + ")");
+        }
+        long t0 = System.nanoTime();
+        // no lock of ours: the store serializes applies and lets lookups run in parallel
+        byte[] outcomes = store.apply(offsets, data, keyLengths, valueLengths);
         if (!bootstrapDone) {
             bootstrapCoreNanos += System.nanoTime() - t0;
         }
+        System.arraycopy(offsets, 0, allOffsets, from, n);
+        System.arraycopy(outcomes, 0, allOutcomes, from, n);
+    }
+
+    /** Counts, levels and logs the outcomes of a partition's applied records. */
+    private void notice(int mp, long[] offsets, byte[] outcomes) {
+        int n = offsets.length;
         Map<Byte, List<Long>> notable = new HashMap<>();
         for (int i = 0; i < n; i++) {
             byte code = outcomes[i];
@@ -394,25 +685,10 @@ final class MetadataConsumer implements Runnable {
         dirty = true;
     }
 
+    /** The core's name of an outcome code (its one table), or "outcome-N" for a code it does not name. */
     static String outcomeName(byte code) {
-        return switch (code) {
-            case Outcome.APPLIED -> "applied";
-            case Outcome.ORPHANED -> "orphaned";
-            case Outcome.APPLIED_WITH_BAD_KEY -> "applied-with-bad-key";
-            case Outcome.TOMBSTONE -> "tombstone";
-            case Outcome.UNDECODABLE -> "undecodable";
-            case Outcome.SNAPSHOT_RECORD -> "snapshot";
-            case Outcome.BAD_KEY -> "bad-key";
-            case Outcome.DROPPED -> "dropped";
-            case Outcome.PARTITION_DELETED -> "partition-deleted";
-            case Outcome.ALREADY_APPLIED -> "already-applied";
-            case Outcome.LEVEL_0 -> "level-0";
-            case Outcome.LEVEL_1 -> "level-1";
-            case Outcome.LEVEL_2 -> "level-2";
-            case Outcome.LEVEL_INVALID -> "invalid-level";
-            case 14 -> "rejected";
-            default -> "outcome-" + code;
-        };
+        String name = Outcome.name(code);
+        return name != null ? name : "outcome-" + code;
     }
 
     private synchronized void setLevel(int mp, int level, long offset) {
@@ -427,7 +703,10 @@ final class MetadataConsumer implements Runnable {
 
     private void afterPoll() {
         for (int p : assignedMeta) {
-            positions.set(p, consumer.position(new TopicPartition(topic, p)));
+            TopicPartition mtp = new TopicPartition(topic, p);
+            positions.set(p, consumer.position(mtp));
+            java.util.OptionalLong lag = consumer.currentLag(mtp);
+            lags.set(p, lag.isPresent() ? lag.getAsLong() : -1);
         }
         // a partition read to its first-seen end with no level record: level 0 (nobody migrated it)
         synchronized (this) {
@@ -445,10 +724,21 @@ final class MetadataConsumer implements Runnable {
             Map.Entry<TopicIdPartition, Long> e = it.next();
             int mp = RlmetaRemoteLogMetadataManager.metadataPartition(e.getKey(), numPartitions);
             if (positions.get(mp) >= e.getValue()) {
+                try {
+                    onInitialized.accept(e.getKey());
+                } catch (RuntimeException ex) {
+                    throw new ApplyFailed("marking " + e.getKey() + " initialized failed", ex);
+                }
                 it.remove();
-                onInitialized.accept(e.getKey());
                 dirty = true;
             }
+        }
+        Set<Integer> pending = new HashSet<>();
+        for (TopicIdPartition tp : pendingInit.keySet()) {
+            pending.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
+        }
+        for (int p = 0; p < numPartitions; p++) {
+            initialized.set(p, assignedMeta.contains(p) && !pending.contains(p) ? 1 : 0);
         }
         if (!bootstrapDone && !assignedUser.isEmpty() && pendingInit.isEmpty()) {
             bootstrapDone = true;
@@ -456,17 +746,21 @@ final class MetadataConsumer implements Runnable {
             log.info("rlmeta consumer of {}: {} user partition(s) initialized; {}; start: {}", topic,
                     assignedUser.size(), bootstrapStats(), timeline.summary());
         }
+        List<Waiter> applied = new ArrayList<>();
         synchronized (waiters) {
             waiters.removeIf(w -> {
                 if (w.future.isDone()) {
                     return true;
                 }
                 if (positions.get(w.partition) > w.offset) {
-                    w.future.complete(null);
+                    applied.add(w);
                     return true;
                 }
                 return false;
             });
+        }
+        for (Waiter w : applied) { // outside the lock: dependent stages run on this thread
+            w.future.complete(null);
         }
     }
 
@@ -502,12 +796,19 @@ final class MetadataConsumer implements Runnable {
         for (byte c = 0; c < counters.length; c++) {
             sb.append(c == 0 ? "" : ",").append('"').append(outcomeName(c)).append("\":").append(counters[c].get());
         }
-        sb.append('}');
+        sb.append("},\"serving\":").append(serving).append(",\"rebuilds\":").append(rebuilds.get())
+                .append(",\"restarts\":").append(restarts.get());
         return sb.toString();
     }
 
-    void close() {
-        closed = true;
+    /**
+     * Stops the thread (and any restarted one) and waits for it; the thread closes its client. A
+     * consumer never started closes nothing. Pending futures fail. True if no thread is left running.
+     */
+    boolean close() {
+        synchronized (lifecycle) {
+            closed = true;
+        }
         KafkaConsumer<byte[], byte[]> c = consumer;
         if (c != null) {
             c.wakeup();
@@ -515,27 +816,35 @@ final class MetadataConsumer implements Runnable {
         synchronized (wakeups) {
             wakeups.notifyAll();
         }
-        Thread t = thread;
-        if (t != null) {
+        CountDownLatch gate = recoveryGate;
+        if (gate != null) {
+            gate.countDown();
+        }
+        boolean stopped = true;
+        for (Thread t = thread; t != null; ) {
             try {
-                t.join(10_000);
+                t.join(15_000);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                stopped = false;
+                break;
             }
+            if (t.isAlive()) {
+                log.warn("rlmeta consumer thread {} did not stop within 15 s", t.getName());
+                stopped = false;
+                break;
+            }
+            Thread next = thread; // a dying thread may have started its successor before close() began
+            t = next == t ? null : next;
         }
+        List<Waiter> left;
         synchronized (waiters) {
-            for (Waiter w : waiters) {
-                w.future.completeExceptionally(new IllegalStateException("the rlmeta metadata manager is closed"));
-            }
+            left = new ArrayList<>(waiters);
             waiters.clear();
         }
-    }
-
-    private static void sleepQuietly(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        for (Waiter w : left) {
+            w.future.completeExceptionally(new IllegalStateException("the rlmeta metadata manager is closed"));
         }
+        return stopped;
     }
 }

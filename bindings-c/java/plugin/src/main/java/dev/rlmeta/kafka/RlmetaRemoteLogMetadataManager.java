@@ -96,7 +96,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     /** The core's "epoch not known" (Kafka's NO_PARTITION_LEADER_EPOCH). */
     static final int UNKNOWN_EPOCH = -1;
 
-    private final Object storeLock = new Object();
+    /** Held while the set of held partitions changes, and while the store is replaced (never by lookups). */
+    private final Object partitionsLock = new Object();
     private final RemoteLogMetadataSerde serde = new RemoteLogMetadataSerde();
     private final Set<TopicIdPartition> loaded = ConcurrentHashMap.newKeySet();
     // The leader epoch of partitions this broker leads, as Kafka uses it with this manager: stock
@@ -112,10 +113,13 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private volatile TopicBasedRemoteLogMetadataManagerConfig config;
     private volatile MetadataStore store;
     private volatile MetadataConsumer consumer;
+    private volatile PluginMetrics metrics;
     private volatile Admin admin;
     private volatile KafkaProducer<byte[], byte[]> producer;
     private volatile boolean ready;
     private volatile boolean closed;
+    private volatile boolean gaveUp; // initialization found a topic it cannot use and stopped retrying
+    private boolean configured; // under partitionsLock
     private volatile Thread initThread;
     private volatile Thread dumpThread;
     private volatile Thread policyThread;
@@ -137,6 +141,16 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
 
     @Override
     public void configure(Map<String, ?> configs) {
+        synchronized (partitionsLock) {
+            if (closed) {
+                throw new IllegalStateException("configure() after close(): this RlmetaRemoteLogMetadataManager is closed");
+            }
+            if (configured) {
+                throw new IllegalStateException("configure() was already called on this RlmetaRemoteLogMetadataManager "
+                        + "(broker " + brokerId + "); a second call would leak the first store, clients and threads");
+            }
+            configured = true;
+        }
         timeline = new StartupTimeline();
         TopicBasedRemoteLogMetadataManagerConfig c = new TopicBasedRemoteLogMetadataManagerConfig(configs);
         Object id = configs.get("broker.id") != null ? configs.get("broker.id") : configs.get("node.id");
@@ -150,8 +164,10 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         config = c;
         problems = new AccessProblems(c.adminProperties());
         store = new MetadataStore();
-        consumer = new MetadataConsumer(topic, numPartitions, store, storeLock, this::markInitialized, timeline);
+        consumer = new MetadataConsumer(topic, numPartitions, store, this::replaceStore, this::markInitialized, timeline);
         consumer.setProblems(problems);
+        metrics = new PluginMetrics(consumer, numPartitions);
+        metrics.register();
         Thread t = new Thread(this::initialize, "RlmetaRLMMInitializationThread");
         t.setDaemon(true);
         initThread = t;
@@ -211,7 +227,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         int failures = 0;
         boolean levelRecordsDue = false; // this broker created the topic and owes it its level records
         String resource = "Topic:" + topic;
-        while (!closed) {
+        while (!closed && !gaveUp) {
             attempt++;
             try {
                 if (admin == null) {
@@ -251,8 +267,13 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                 startConsumer(c);
                 Thread pt = new Thread(this::refreshLoop, "RlmetaRLMMCleanupPolicy");
                 pt.setDaemon(true);
-                policyThread = pt;
-                pt.start();
+                synchronized (partitionsLock) {
+                    if (closed) {
+                        return;
+                    }
+                    policyThread = pt;
+                    pt.start();
+                }
                 ready = true;
                 log.info("rlmeta RLMM initialized on broker {} after {} attempt(s), clients as {}", brokerId, attempt,
                         problems.principal());
@@ -261,11 +282,18 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                 if (closed) {
                     return;
                 }
+                if (gaveUp) {
+                    metrics.initializationFailed("initialization gave up: " + e.getMessage());
+                    log.error("rlmeta RLMM gave up initializing: {}; remote storage stays unavailable on this broker",
+                            e.getMessage());
+                    return;
+                }
                 StepFailure f = e instanceof StepFailure sf ? sf
                         : new StepFailure("initialize", "connect", "the cluster", e);
                 problems.report(f.step, f.getCause(), f.operation, f.resource);
                 if (!pastDeadline && System.nanoTime() > deadline) {
                     pastDeadline = true;
+                    metrics.initializationFailed("initialization timed out (still retrying): " + problems.open());
                     log.error("rlmeta RLMM could not initialize within {} ms ({}); remote storage waits on this broker, "
                             + "and the plugin keeps retrying every 2 s (TBRLMM would end the broker here)",
                             c.initializationRetryMaxTimeoutMs(), problems.open());
@@ -289,15 +317,43 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
-    /** Creates and starts the metadata consumer, once. */
+    /** Creates and starts the metadata consumer, once (not after close()). */
     private void startConsumer(TopicBasedRemoteLogMetadataManagerConfig c) {
         if (consumer.started()) {
             return;
         }
-        KafkaConsumer<byte[], byte[]> kc = new KafkaConsumer<>(c.consumerProperties(), new ByteArrayDeserializer(),
-                new ByteArrayDeserializer());
-        timeline.mark("consumer created");
-        consumer.start(kc);
+        consumer.start(() -> {
+            KafkaConsumer<byte[], byte[]> kc = new KafkaConsumer<>(c.consumerProperties(), new ByteArrayDeserializer(),
+                    new ByteArrayDeserializer());
+            timeline.mark("consumer created");
+            return kc;
+        });
+    }
+
+    /**
+     * Drops the store and puts a fresh one in its place, holding every partition this broker holds
+     * (none initialized yet); the consumer then reads their metadata partitions again from the start.
+     * Lookups that still hold the old store finish first (its close waits for them).
+     */
+    private MetadataStore replaceStore() {
+        MetadataStore fresh = new MetadataStore();
+        MetadataStore old;
+        synchronized (partitionsLock) {
+            if (closed) {
+                fresh.close();
+                throw new IllegalStateException("the rlmeta metadata manager is closed");
+            }
+            for (TopicIdPartition tp : loaded) {
+                fresh.loadPartition(tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(),
+                        tp.topic(), tp.partition());
+            }
+            old = store;
+            store = fresh;
+        }
+        if (old != null) {
+            old.close();
+        }
+        return fresh;
     }
 
     /** The cluster's finalized remote.log.metadata.version (max level), or -1: stock 4.4.0 has no such feature. */
@@ -395,7 +451,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         }
         if (d.partitions().size() != numPartitions) {
             // TBRLMM ends the broker here; we keep the broker and leave remote storage unavailable
-            closed = true;
+            gaveUp = true;
             throw new IllegalStateException(topic + " has " + d.partitions().size() + " partitions, "
                     + "remote.log.metadata.topic.num.partitions is " + numPartitions);
         }
@@ -422,11 +478,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     }
 
     private void markInitialized(TopicIdPartition tp) {
-        boolean live;
-        synchronized (storeLock) {
-            live = store.markInitialized(tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(),
-                    tp.topic(), tp.partition());
-        }
+        boolean live = store.markInitialized(tp.topicId().getMostSignificantBits(),
+                tp.topicId().getLeastSignificantBits(), tp.topic(), tp.partition());
         log.info("rlmeta RLMM: {} initialized{}", tp, live ? "" : " (its remote log was deleted)");
     }
 
@@ -443,11 +496,16 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         }
         Set<TopicIdPartition> all = new HashSet<>(leaders);
         all.addAll(followers);
-        for (TopicIdPartition tp : all) {
-            if (loaded.add(tp)) {
-                synchronized (storeLock) {
-                    store.loadPartition(tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(),
-                            tp.topic(), tp.partition());
+        synchronized (partitionsLock) { // not while the store is replaced: the fresh one gets every held partition
+            MetadataStore s = store;
+            for (TopicIdPartition tp : all) {
+                if (loaded.add(tp)) {
+                    try {
+                        s.loadPartition(tp.topicId().getMostSignificantBits(),
+                                tp.topicId().getLeastSignificantBits(), tp.topic(), tp.partition());
+                    } catch (RlMetaException.Internal e) {
+                        consumer.requestRebuild(s, "the store is unusable (" + e.getMessage() + ")");
+                    }
                 }
             }
         }
@@ -456,32 +514,44 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
 
     @Override
     public void onStopPartitions(Set<TopicIdPartition> partitions) {
-        for (TopicIdPartition tp : partitions) {
-            if (loaded.remove(tp)) {
-                synchronized (storeLock) {
-                    store.unloadPartition(tp.topicId().getMostSignificantBits(),
-                            tp.topicId().getLeastSignificantBits(), tp.partition());
+        synchronized (partitionsLock) {
+            MetadataStore s = store;
+            for (TopicIdPartition tp : partitions) {
+                if (loaded.remove(tp)) {
+                    try {
+                        s.unloadPartition(tp.topicId().getMostSignificantBits(),
+                                tp.topicId().getLeastSignificantBits(), tp.partition());
+                    } catch (RlMetaException.Internal e) {
+                        consumer.requestRebuild(s, "the store is unusable (" + e.getMessage() + ")");
+                    }
                 }
+                leading.remove(tp);
+                knownEpoch.remove(tp);
             }
-            leading.remove(tp);
-            knownEpoch.remove(tp);
         }
         consumer.setWanted(Set.of(), partitions);
     }
 
+    /**
+     * Stops every thread this instance started and waits for each, then closes every client it
+     * created, whatever point its initialization had reached (the initialization thread is stopped
+     * and joined first, so a client it was still creating is closed too), then frees the store.
+     * Pending write futures fail. Idempotent.
+     */
     @Override
     public void close() throws IOException {
-        if (closed && store == null) {
-            return;
+        synchronized (partitionsLock) {
+            if (closed) {
+                return;
+            }
+            closed = true; // no thread or client is started from now on
         }
-        closed = true;
-        Thread t = initThread;
-        if (t != null) {
-            t.interrupt();
+        join(initThread, true);
+        MetadataConsumer mc = consumer;
+        if (mc != null) {
+            mc.close();
         }
-        if (consumer != null) {
-            consumer.close();
-        }
+        join(policyThread, true);
         KafkaProducer<byte[], byte[]> p = producer;
         if (p != null) {
             p.close(Duration.ofSeconds(5));
@@ -490,28 +560,38 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         if (a != null) {
             a.close(Duration.ofSeconds(5));
         }
-        Thread pt = policyThread;
-        if (pt != null) {
-            pt.interrupt();
-        }
-        Thread d = dumpThread;
-        if (d != null) {
-            d.interrupt();
-            try {
-                d.join(5000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        join(dumpThread, true);
         writeDump();
-        MetadataStore s = store;
+        PluginMetrics m = metrics;
+        if (m != null) {
+            m.unregister();
+        }
+        MetadataStore s;
+        synchronized (partitionsLock) {
+            s = store;
+            store = null;
+        }
         if (s != null) {
-            synchronized (storeLock) {
-                s.close();
-                store = null;
-            }
+            s.close();
         }
         log.info("rlmeta RLMM closed on broker {}", brokerId);
+    }
+
+    private static void join(Thread t, boolean interrupt) {
+        if (t == null) {
+            return;
+        }
+        if (interrupt) {
+            t.interrupt();
+        }
+        try {
+            t.join(60_000);
+            if (t.isAlive()) {
+                log.warn("rlmeta RLMM: thread {} did not stop within 60 s", t.getName());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     // ------------------------------------------------------------------ writes
@@ -563,10 +643,23 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         int epoch = knownEpoch.getOrDefault(tp, UNKNOWN_EPOCH);
         byte[] value = serde.serialize(event);
         PlannedRecords plan;
+        MetadataStore s = store;
+        if (s == null || !consumer.serving()) {
+            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+                    "the rlmeta store is being rebuilt from " + topic + "; retry the write"));
+        }
         try {
-            synchronized (storeLock) {
-                plan = store.plan(value, epoch, level);
+            plan = s.plan(value, epoch, level);
+        } catch (IllegalStateException e) { // the store was replaced (a rebuild) or closed under us
+            if (closed) {
+                throw e;
             }
+            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+                    "the rlmeta store is being rebuilt from " + topic + "; retry the write", e));
+        } catch (RlMetaException.Internal e) {
+            consumer.requestRebuild(s, "the store is unusable (" + e.getMessage() + ")");
+            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+                    "the rlmeta store is unusable and is being rebuilt from " + topic + ": " + e.getMessage(), e));
         } catch (RlMetaException.InvalidState | RlMetaException.NotInitialized e) {
             log.warn("rlmeta RLMM refused {} of {} at level {}: {}", kind(event), tp, level, e.getMessage());
             return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
@@ -708,11 +801,27 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         if (s == null) {
             throw new IllegalStateException("the rlmeta metadata manager is not configured or is closed");
         }
+        if (!consumer.serving()) {
+            throw new ReplicaNotAvailableException("the remote log metadata of " + tp + " is being rebuilt from "
+                    + topic + (consumer.down() != null ? " (the metadata consumer died: " + consumer.down() + ")" : ""));
+        }
+        long msb = tp.topicId().getMostSignificantBits();
+        long lsb = tp.topicId().getLeastSignificantBits();
         try {
-            synchronized (storeLock) {
-                return q.run(s, tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(),
-                        tp.partition());
+            // no lock of ours: the store lets lookups run in parallel, and with its apply
+            return q.run(s, msb, lsb, tp.partition());
+        } catch (IllegalStateException e) { // the store was replaced (a rebuild) or closed under us
+            if (closed) {
+                throw e;
             }
+            throw new ReplicaNotAvailableException("the remote log metadata of " + tp + " is being rebuilt from " + topic);
+        } catch (RlMetaException.Internal e) {
+            if (unusable(s, msb, lsb, tp.partition())) {
+                consumer.requestRebuild(s, "the store is unusable (" + e.getMessage() + ")");
+                throw new ReplicaNotAvailableException("the remote log metadata store is unusable (" + e.getMessage()
+                        + ") and is being rebuilt from " + topic);
+            }
+            throw new RemoteStorageException("rlmeta lookup for " + tp + " failed: " + e.getMessage(), e);
         } catch (RlMetaException.NotFound e) {
             throw new RemoteResourceNotFoundException("no remote log metadata for " + tp + ": " + e.getMessage());
         } catch (RlMetaException.NotInitialized e) {
@@ -773,15 +882,33 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return query(tp, (s, msb, lsb, p) -> s.remoteLogSize(msb, lsb, p, leaderEpoch));
     }
 
+    /** Whether the store fails every call (its lock poisoned by a panic), not just one lookup. */
+    private static boolean unusable(MetadataStore s, long msb, long lsb, int partition) {
+        try {
+            s.isInitialized(msb, lsb, partition);
+            return false;
+        } catch (RlMetaException.Internal e) {
+            return true;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
     @Override
     public boolean isReady(TopicIdPartition tp) {
         MetadataStore s = store;
-        if (s == null) {
+        MetadataConsumer c = consumer;
+        if (s == null || c == null || !c.serving()) {
             return false;
         }
-        synchronized (storeLock) {
+        try {
             return s.isInitialized(tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(),
                     tp.partition());
+        } catch (RlMetaException.Internal e) {
+            c.requestRebuild(s, "the store is unusable (" + e.getMessage() + ")");
+            return false;
+        } catch (IllegalStateException e) { // replaced (a rebuild) or closed under us
+            return false;
         }
     }
 
@@ -808,6 +935,110 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return consumer.level(metadataPartition);
     }
 
+    /** How many times the store was dropped and rebuilt from the topic (a failed apply, a poisoned store, a restart). */
+    public long rebuilds() {
+        MetadataConsumer c = consumer;
+        return c == null ? 0 : c.rebuilds();
+    }
+
+    /** The name this instance's MBean is registered under (see {@link RemoteLogMetadataManagerMXBean}), or null. */
+    public javax.management.ObjectName mbeanName() {
+        PluginMetrics m = metrics;
+        return m == null ? null : m.name();
+    }
+
+    /** How many times the metadata consumer thread was restarted after it died. */
+    public long consumerRestarts() {
+        MetadataConsumer c = consumer;
+        return c == null ? 0 : c.restarts();
+    }
+
+    /**
+     * Fault injection for tests, refused ({@link UnsupportedOperationException}) unless the JVM
+     * runs with {@code -Drlmeta.test.hooks=true} ({@link MetadataStore#TEST_HOOKS_PROPERTY}): a
+     * broker never sets it, so production code cannot reach these.
+     */
+    public TestHooks testHooks() {
+        if (!Boolean.getBoolean(MetadataStore.TEST_HOOKS_PROPERTY)) {
+            throw new UnsupportedOperationException("test hooks need -D" + MetadataStore.TEST_HOOKS_PROPERTY + "=true");
+        }
+        if (consumer == null) {
+            throw new IllegalStateException("not configured");
+        }
+        return new TestHooks(consumer);
+    }
+
+    /** See {@link TestHooks#beforeApply}. */
+    @FunctionalInterface
+    public interface ApplyHook {
+        void before(int metadataPartition, int from, int batch);
+    }
+
+    /** See {@link #testHooks()}. */
+    public static final class TestHooks {
+        private final MetadataConsumer c;
+
+        private TestHooks(MetadataConsumer c) {
+            this.c = c;
+        }
+
+        /** The next apply of consumed records throws (a RuntimeException) instead of applying them. */
+        public void failNextApply() {
+            c.nextFault.set(MetadataConsumer.Fault.APPLY_THROWS);
+        }
+
+        /** The next apply throws an Error, which ends the consumer thread. */
+        public void errorOnNextApply() {
+            c.nextFault.set(MetadataConsumer.Fault.APPLY_ERROR);
+        }
+
+        /** A panic inside the native store, holding its write lock: it is poisoned from now on. */
+        public void panicInStore() {
+            try {
+                c.store().panicForTest();
+            } catch (RlMetaException.Internal expected) {
+                // the panic, caught at the JNI boundary
+            }
+        }
+
+        /** Rebuilds and restarts wait (not reading again) until {@link #releaseRecovery()}. */
+        public void holdRecovery() {
+            c.recoveryGate = new java.util.concurrent.CountDownLatch(1);
+        }
+
+        public void releaseRecovery() {
+            java.util.concurrent.CountDownLatch g = c.recoveryGate;
+            c.recoveryGate = null;
+            if (g != null) {
+                g.countDown();
+            }
+        }
+
+        /**
+         * Runs on the consumer thread right before each call into the store's apply, with the
+         * metadata partition, the index of the chunk's first record in its poll batch, and the
+         * batch's size (null: none).
+         */
+        public void beforeApply(ApplyHook hook) {
+            c.beforeApply = hook == null ? null : hook::before;
+        }
+
+        /** The records per call into the store's apply. */
+        public int applyChunk() {
+            return MetadataConsumer.APPLY_CHUNK;
+        }
+
+        /** Whether lookups are served (false while a rebuild or a restart is under way). */
+        public boolean serving() {
+            return c.serving();
+        }
+
+        /** The consumer thread now (a restart replaces it). */
+        public String consumerThread() {
+            return String.valueOf(c.threadName());
+        }
+    }
+
     /** How many consumed records had an outcome (the codes of {@link dev.rlmeta.Outcome}). */
     public long outcomeCount(byte outcome) {
         return consumer.count(outcome);
@@ -816,9 +1047,11 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     /** The diagnostic dump: {"brokerId":..,"levels":[..],"positions":[..],"counters":{..},"store":<core dump>}. */
     public String dumpJson() {
         String storeDump;
-        synchronized (storeLock) {
-            MetadataStore s = store;
+        MetadataStore s = store;
+        try {
             storeDump = s == null ? "null" : s.dumpJson();
+        } catch (IllegalStateException | RlMetaException e) { // replaced, closed or poisoned meanwhile
+            storeDump = "null";
         }
         return "{\"brokerId\":" + brokerId + "," + consumer.statusJson() + ",\"store\":" + storeDump + "}";
     }

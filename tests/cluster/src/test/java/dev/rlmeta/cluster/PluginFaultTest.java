@@ -1,0 +1,416 @@
+package dev.rlmeta.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ReplicaNotAvailableException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentId;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadataUpdate;
+import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentState;
+import org.apache.kafka.server.log.remote.storage.RetriableRemoteStorageException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+import dev.rlmeta.MetadataStore;
+import dev.rlmeta.RlMeta;
+import dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager;
+
+/**
+ * The plugin never serves a silently wrong cache, and leaks nothing: faults injected into a live
+ * instance (in this JVM, against a real Kafka 4.4.0 broker) through its test hooks, which need
+ * -Drlmeta.test.hooks=true (set for this test JVM only by tests/cluster/pom.xml).
+ *
+ * <p>Each fault: an apply that throws, a panic inside the native store (poisoning it), an Error
+ * that ends the consumer thread. Each time the partition must stop answering (isReady false,
+ * ReplicaNotAvailableException) while the recovery is held, then be rebuilt, with every record
+ * written before and during the fault, and equal to a fresh instance's replay of the topic.
+ * Then: lookups answer while the consumer is in the middle of applying a large poll batch, and
+ * closing at random moments of the start leaks no thread, client or native store.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class PluginFaultTest {
+    static final String META = "__remote_log_metadata";
+    static final Duration LIMIT = Duration.ofSeconds(60);
+    static KafkaCluster cluster;
+    static Admin admin;
+    static Path work;
+    static RlmetaRemoteLogMetadataManager rlmm;
+    static RlmetaRemoteLogMetadataManager.TestHooks hooks;
+    static TopicIdPartition tp;
+    static final List<Uuid> written = new ArrayList<>();
+    static long nextStart;
+
+    static Map<String, Object> configs(String name) {
+        Map<String, Object> c = new HashMap<>();
+        c.put("remote.log.metadata.common.client.bootstrap.servers", cluster.bootstrap());
+        c.put("broker.id", "100");
+        c.put("node.id", "100");
+        c.put("log.dir", work.toString());
+        c.put("remote.log.metadata.topic.num.partitions", "3");
+        c.put("remote.log.metadata.topic.replication.factor", "1");
+        c.put("remote.log.metadata.topic.min.isr", "1");
+        // far above the waits below: a write future that fails here failed for its own reason, not a timeout
+        c.put("remote.log.metadata.consume.wait.ms", "180000");
+        c.put("remote.log.metadata.consumer.max.poll.records", "5000");
+        c.put("remote.log.metadata.producer.client.id", "rlmeta-fault-test-" + name);
+        c.put(RlmetaRemoteLogMetadataManager.DUMP_PATH, work.resolve(name + "-dump.json").toString());
+        return c;
+    }
+
+    @BeforeAll
+    static void start() throws Exception {
+        cluster = new KafkaCluster("fault", 1, Map.of(), Map.of("remote.log.storage.system.enable", "false")).start();
+        admin = cluster.admin();
+        work = Files.createDirectories(cluster.work().resolve("rlmm-fault"));
+        Uuid id = Tiered.create(admin, "fault-t", 1, 1, Map.of());
+        tp = new TopicIdPartition(id, 0, "fault-t");
+        rlmm = new RlmetaRemoteLogMetadataManager();
+        rlmm.configure(configs("main"));
+        hooks = rlmm.testHooks();
+        rlmm.onPartitionLeadershipChanges(Set.of(tp), Set.of());
+        KafkaCluster.await(tp + " ready", LIMIT, () -> rlmm.isReady(tp));
+        write(); // one segment before any fault
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (hooks != null) {
+            hooks.releaseRecovery();
+            hooks.beforeApply(null);
+        }
+        if (rlmm != null) {
+            rlmm.close();
+        }
+        if (admin != null) {
+            admin.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    static RemoteLogSegmentMetadata copyStarted(Uuid segmentId, long start, long end) {
+        return new RemoteLogSegmentMetadata(new RemoteLogSegmentId(tp, segmentId), start, end, 1_700_000_000_000L,
+                100, System.currentTimeMillis(), 4096, Optional.empty(), RemoteLogSegmentState.COPY_SEGMENT_STARTED,
+                Map.of(0, start));
+    }
+
+    static RemoteLogSegmentMetadataUpdate finished(Uuid segmentId) {
+        return new RemoteLogSegmentMetadataUpdate(new RemoteLogSegmentId(tp, segmentId), System.currentTimeMillis(),
+                Optional.empty(), RemoteLogSegmentState.COPY_SEGMENT_FINISHED, 100);
+    }
+
+    /** Adds and finishes the next segment (100 offsets), waiting for both; returns its id. */
+    static Uuid write() throws Exception {
+        Uuid s = Uuid.randomUuid();
+        rlmm.addRemoteLogSegmentMetadata(copyStarted(s, nextStart, nextStart + 99)).get(60, TimeUnit.SECONDS);
+        rlmm.updateRemoteLogSegmentMetadata(finished(s)).get(60, TimeUnit.SECONDS);
+        written.add(s);
+        nextStart += 100;
+        return s;
+    }
+
+    static Throwable failure(CompletableFuture<Void> f) throws InterruptedException {
+        try {
+            f.get(60, TimeUnit.SECONDS);
+            return null;
+        } catch (ExecutionException e) {
+            return e.getCause();
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new AssertionError("a future of the plugin did not complete within 60 s");
+        }
+    }
+
+    static List<Uuid> listed(RlmetaRemoteLogMetadataManager m) throws Exception {
+        List<Uuid> ids = new ArrayList<>();
+        m.listRemoteLogSegments(tp).forEachRemaining(s -> ids.add(s.remoteLogSegmentId().id()));
+        return ids;
+    }
+
+    static String storeDump(String dump) {
+        int at = dump.indexOf("\"store\":");
+        assertTrue(at >= 0, "dump without a store section: " + dump);
+        return dump.substring(at);
+    }
+
+    /** The store a fresh instance rebuilds from the topic alone. */
+    static String freshReplay(String name) throws Exception {
+        RlmetaRemoteLogMetadataManager fresh = new RlmetaRemoteLogMetadataManager();
+        try {
+            fresh.configure(configs(name));
+            fresh.onPartitionLeadershipChanges(Set.of(tp), Set.of());
+            KafkaCluster.await(tp + " ready on a fresh instance", LIMIT, () -> fresh.isReady(tp));
+            return storeDump(fresh.dumpJson());
+        } finally {
+            fresh.close();
+        }
+    }
+
+    /** Unavailable now: not ready, and every lookup throws Kafka's retriable ReplicaNotAvailableException. */
+    static void assertUnavailable(String when) {
+        assertFalse(rlmm.isReady(tp), when + ": isReady");
+        assertThrows(ReplicaNotAvailableException.class, () -> rlmm.remoteLogSegmentMetadata(tp, 0, 50), when);
+        assertThrows(ReplicaNotAvailableException.class, () -> rlmm.listRemoteLogSegments(tp), when);
+        assertThrows(ReplicaNotAvailableException.class, () -> rlmm.highestOffsetForEpoch(tp, 0), when);
+    }
+
+    /** Serving again, with every segment written so far, and equal to a fresh replay of the topic. */
+    static void assertRebuiltAndComplete(String fault, String freshName) throws Exception {
+        KafkaCluster.await(tp + " ready again after " + fault, LIMIT, () -> rlmm.isReady(tp));
+        assertEquals(written, listed(rlmm), "segments after the rebuild (" + fault + ")");
+        assertEquals(Optional.of(nextStart - 1), rlmm.highestOffsetForEpoch(tp, 0));
+        assertEquals(freshReplay(freshName), storeDump(rlmm.dumpJson()), "the rebuilt store vs a fresh replay (" + fault + ")");
+    }
+
+    @Test
+    @Order(1)
+    void aFailedApplyStopsServingAndRebuildsInsteadOfSkipping() throws Exception {
+        long rebuilds = rlmm.rebuilds();
+        hooks.holdRecovery();
+        hooks.failNextApply();
+        Uuid s = Uuid.randomUuid();
+        CompletableFuture<Void> f = rlmm.addRemoteLogSegmentMetadata(copyStarted(s, nextStart, nextStart + 99));
+        KafkaCluster.await("the partition to stop answering after the failed apply", LIMIT, () -> !rlmm.isReady(tp));
+        assertUnavailable("after a failed apply");
+        assertFalse(f.isDone(), "the write's future completed though its record was never applied");
+        hooks.releaseRecovery();
+        f.get(60, TimeUnit.SECONDS); // completes once the rebuild has applied the record
+        rlmm.updateRemoteLogSegmentMetadata(finished(s)).get(60, TimeUnit.SECONDS);
+        written.add(s);
+        nextStart += 100;
+        assertRebuiltAndComplete("a failed apply", "fresh-1");
+        assertEquals(rebuilds + 1, rlmm.rebuilds());
+        System.out.printf("[fault] apply throws: %s unavailable (isReady false, ReplicaNotAvailableException), the write "
+                + "pending; then rebuilt from the topic: %d segment(s), equal to a fresh replay%n", tp, written.size());
+    }
+
+    @Test
+    @Order(2)
+    void aPanicInTheCorePoisonsTheStoreWhichIsDroppedAndRebuilt() throws Exception {
+        long rebuilds = rlmm.rebuilds();
+        hooks.holdRecovery();
+        hooks.panicInStore();
+        assertUnavailable("after a panic in the native store");
+        CompletableFuture<Void> refused = rlmm.addRemoteLogSegmentMetadata(copyStarted(Uuid.randomUuid(), nextStart,
+                nextStart + 99));
+        Throwable t = failure(refused);
+        assertInstanceOf(RetriableRemoteStorageException.class, t, "a write while the store is unusable: " + t);
+        hooks.releaseRecovery();
+        assertRebuiltAndComplete("a panic in the core", "fresh-2");
+        assertEquals(rebuilds + 1, rlmm.rebuilds());
+        write(); // and it takes writes again
+        assertEquals(written, listed(rlmm));
+        System.out.printf("[fault] panic in the core: store poisoned, %s unavailable, a write refused retriably (%s); "
+                + "then a fresh store rebuilt from the topic, equal to a fresh replay, writable%n", tp,
+                t.getClass().getSimpleName());
+    }
+
+    @Test
+    @Order(3)
+    void anErrorEndsTheConsumerThreadFailsPendingWritesAndARestartRebuilds() throws Exception {
+        long restarts = rlmm.consumerRestarts();
+        String before = hooks.consumerThread();
+        hooks.holdRecovery();
+        hooks.errorOnNextApply();
+        Uuid s = Uuid.randomUuid();
+        CompletableFuture<Void> f = rlmm.addRemoteLogSegmentMetadata(copyStarted(s, nextStart, nextStart + 99));
+        // the pending write fails at once (not after consume.wait.ms, 180 s here), retriably, saying why
+        Throwable t = failure(f);
+        assertInstanceOf(RetriableRemoteStorageException.class, t, "the pending write: " + t);
+        assertTrue(t.getMessage().contains("died"), t.getMessage());
+        assertUnavailable("after the consumer thread died");
+        hooks.releaseRecovery();
+        // the record was produced before the thread died: the restarted thread's rebuild applies it
+        written.add(s);
+        KafkaCluster.await(tp + " ready again after the restart", LIMIT, () -> rlmm.isReady(tp));
+        rlmm.updateRemoteLogSegmentMetadata(finished(s)).get(60, TimeUnit.SECONDS);
+        nextStart += 100;
+        assertRebuiltAndComplete("an Error in the consumer thread", "fresh-3");
+        assertEquals(restarts + 1, rlmm.consumerRestarts());
+        assertNotEquals(before, hooks.consumerThread(), "the consumer thread was not replaced");
+        System.out.printf("[fault] Error in the consumer thread: the pending write failed at once (%s: %s); %s "
+                + "unavailable; a new thread (%s, was %s) rebuilt the store with the write in it, equal to a fresh replay%n",
+                t.getClass().getSimpleName(), t.getMessage(), tp, hooks.consumerThread(), before);
+    }
+
+    @Test
+    @Order(4)
+    void lookupsAnswerWhileALargeBatchIsBeingApplied() throws Exception {
+        int mp = RlMeta.metadataPartition(tp.topicId().toString(), tp.partition(), 3);
+        int chunk = hooks.applyChunk();
+        int filler = 4 * chunk + 100;
+        CountDownLatch midBatch = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        AtomicInteger largest = new AtomicInteger();
+        hooks.beforeApply((p, from, batch) -> {
+            largest.accumulateAndGet(batch, Math::max);
+            if (p == mp && from > 0 && midBatch.getCount() > 0) { // part of a large batch applied, the rest not yet
+                midBatch.countDown();
+                try {
+                    resume.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        try {
+            // records that change nothing (tombstones of keys no segment has), produced in one request, so
+            // that one poll returns them as one batch
+            Properties p = new Properties();
+            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
+            p.put(ProducerConfig.LINGER_MS_CONFIG, "60000");
+            p.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(4 << 20));
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(),
+                    new ByteArraySerializer())) {
+                for (int i = 0; i < filler; i++) {
+                    producer.send(new ProducerRecord<>(META, mp, ("fault-filler-" + i).getBytes(StandardCharsets.UTF_8),
+                            null));
+                }
+                producer.flush();
+            }
+            assertTrue(midBatch.await(60, TimeUnit.SECONDS), "the consumer never applied a batch in more than one "
+                    + "chunk (largest batch " + largest.get() + " records)");
+            // the consumer is now inside the apply of that batch: lookups from other threads still answer
+            CompletableFuture<List<Uuid>> read = CompletableFuture.supplyAsync(() -> {
+                try {
+                    assertTrue(rlmm.isReady(tp));
+                    assertEquals(written.get(0), rlmm.remoteLogSegmentMetadata(tp, 0, 50).orElseThrow()
+                            .remoteLogSegmentId().id());
+                    return listed(rlmm);
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            List<Uuid> seen;
+            try {
+                seen = read.get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new AssertionError("lookups blocked while the consumer was applying a batch");
+            }
+            assertEquals(written, seen);
+            assertFalse(resume.getCount() == 0, "the apply was released before the lookups answered");
+            System.out.printf("[fault] lookups answered while the consumer was in the middle of a %d-record batch "
+                    + "(applied in chunks of %d)%n", largest.get(), chunk);
+        } finally {
+            resume.countDown();
+            hooks.beforeApply(null);
+        }
+        write(); // the consumer goes on
+    }
+
+    @Test
+    @Order(5)
+    void configureTwiceIsRefused() throws Exception {
+        RlmetaRemoteLogMetadataManager m = new RlmetaRemoteLogMetadataManager();
+        m.configure(configs("twice"));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> m.configure(configs("twice")));
+        assertTrue(e.getMessage().contains("already"), e.getMessage());
+        m.close();
+        assertThrows(IllegalStateException.class, () -> m.configure(configs("twice")));
+        System.out.println("[life] configure() twice: " + e.getMessage());
+    }
+
+    static Set<String> pluginThreads() {
+        Set<String> names = new TreeSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            String n = t.getName();
+            if (t.isAlive() && (n.startsWith("Rlmeta") || n.startsWith("kafka-producer-network-thread")
+                    || n.startsWith("kafka-admin-client-thread") || n.startsWith("consumer_background_thread"))) {
+                names.add(n + "#" + t.getId());
+            }
+        }
+        return names;
+    }
+
+    /** Every Kafka client registered in this JVM (each registers its app-info MBean until closed). */
+    static Set<ObjectName> clients() throws Exception {
+        MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+        Set<ObjectName> all = new TreeSet<>();
+        for (String domain : List.of("kafka.producer", "kafka.consumer", "kafka.admin.client")) {
+            all.addAll(server.queryNames(new ObjectName(domain + ":type=app-info,*"), null));
+        }
+        return all;
+    }
+
+    @Test
+    @Order(6)
+    void closeAtAnyMomentOfTheStartLeaksNoThreadClientOrStore() throws Exception {
+        rlmm.close(); // the instance of the tests above, so that nothing of this class is left
+        rlmm = null;
+        hooks = null;
+        Set<String> threadsBefore = pluginThreads();
+        Set<ObjectName> clientsBefore = clients();
+        long storesBefore = MetadataStore.liveStores();
+        long seed = System.nanoTime();
+        Random random = new Random(seed);
+        String[] steps = {"admin created", "consumer created", "producer created", "all initialized"};
+        Map<String, Integer> reached = new TreeMap<>();
+        int runs = 50;
+        for (int i = 0; i < runs; i++) {
+            RlmetaRemoteLogMetadataManager m = new RlmetaRemoteLogMetadataManager();
+            m.configure(configs("life-" + i));
+            if (random.nextBoolean()) {
+                m.onPartitionLeadershipChanges(Set.of(tp), Set.of());
+            }
+            Thread.sleep(random.nextInt(5) == 0 ? 0 : random.nextInt(500)); // a fifth right away, before any client
+            String last = "configured";
+            for (String step : steps) {
+                if (m.startupMillis(step) >= 0) {
+                    last = step;
+                }
+            }
+            m.close();
+            reached.merge(last, 1, Integer::sum);
+        }
+        Set<String> threadsAfter = pluginThreads();
+        Set<ObjectName> clientsAfter = clients();
+        System.out.printf("[life] %d instances closed at random moments of their start (seed %d); last step reached "
+                + "when closed: %s; threads before/after %d/%d, clients %d/%d, native stores %d/%d%n", runs, seed,
+                reached, threadsBefore.size(), threadsAfter.size(), clientsBefore.size(), clientsAfter.size(),
+                storesBefore, MetadataStore.liveStores());
+        assertEquals(threadsBefore, threadsAfter, "threads left running");
+        assertEquals(clientsBefore, clientsAfter, "Kafka clients left open");
+        assertEquals(storesBefore, MetadataStore.liveStores(), "native stores left allocated");
+        assertTrue(reached.size() >= 2, "the closes all happened at the same step: " + reached);
+    }
+}
