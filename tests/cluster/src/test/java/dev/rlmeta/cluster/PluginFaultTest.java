@@ -109,6 +109,8 @@ class PluginFaultTest {
         hooks = rlmm.testHooks();
         rlmm.onPartitionLeadershipChanges(Set.of(tp), Set.of());
         KafkaCluster.await(tp + " ready", LIMIT, () -> rlmm.isReady(tp));
+        // as Kafka's copy task does before its first copy: the plugin learns this leader's epoch
+        rlmm.highestOffsetForEpoch(tp, 0);
         write(); // one segment before any fault
     }
 
