@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -73,7 +74,21 @@ final class MetadataConsumer implements Runnable {
     private final List<Waiter> waiters = new ArrayList<>();
     private volatile boolean dirty = true;
 
-    private record Waiter(int partition, long offset, CompletableFuture<Void> future) {}
+    private static final class Waiter {
+        final int partition;
+        final long offset;
+        final CompletableFuture<Void> future;
+
+        Waiter(int partition, long offset, CompletableFuture<Void> future) {
+            this.partition = partition;
+            this.offset = offset;
+            this.future = future;
+        }
+
+        int partition() { return partition; }
+        long offset() { return offset; }
+        CompletableFuture<Void> future() { return future; }
+    }
 
     // the bootstrap (until every partition held at the first assignment is initialized): polls, records,
     // time in poll() and in the core's apply; owned by the consumer thread, read after it is done
@@ -256,7 +271,7 @@ final class MetadataConsumer implements Runnable {
             }
         }
         try {
-            consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
+            consumer.close(Duration.ofSeconds(5)); // close(CloseOptions) is 4.1+: the plugin links against 3.7
         } catch (Exception e) {
             log.debug("closing the consumer", e);
         }
@@ -277,12 +292,12 @@ final class MetadataConsumer implements Runnable {
         for (TopicIdPartition tp : added) {
             rewind.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
         }
-        List<TopicPartition> assignment = meta.stream().map(p -> new TopicPartition(topic, p)).toList();
+        List<TopicPartition> assignment = meta.stream().map(p -> new TopicPartition(topic, p)).collect(Collectors.toList());
         consumer.assign(assignment);
         timeline.mark("assigned");
         // a newly held user partition is rebuilt from the start of its metadata partition (as
         // TBRLMM does, KAFKA-16105); the store skips what it has already applied
-        List<TopicPartition> rewound = rewind.stream().map(p -> new TopicPartition(topic, p)).toList();
+        List<TopicPartition> rewound = rewind.stream().map(p -> new TopicPartition(topic, p)).collect(Collectors.toList());
         consumer.seekToBeginning(rewound);
         Map<TopicPartition, Long> ends = consumer.endOffsets(assignment);
         timeline.mark("end offsets");
@@ -354,9 +369,13 @@ final class MetadataConsumer implements Runnable {
                 counters[code].incrementAndGet();
             }
             switch (code) {
-                case Outcome.LEVEL_0, Outcome.LEVEL_1, Outcome.LEVEL_2 -> setLevel(mp, code - Outcome.LEVEL_0, offsets[i]);
-                case Outcome.APPLIED, Outcome.ALREADY_APPLIED -> { }
-                default -> notable.computeIfAbsent(code, k -> new ArrayList<>()).add(offsets[i]);
+                case Outcome.LEVEL_0: case Outcome.LEVEL_1: case Outcome.LEVEL_2:
+                    setLevel(mp, code - Outcome.LEVEL_0, offsets[i]);
+                    break;
+                case Outcome.APPLIED: case Outcome.ALREADY_APPLIED:
+                    break;
+                default:
+                    notable.computeIfAbsent(code, k -> new ArrayList<>()).add(offsets[i]);
             }
         }
         notable.forEach((code, at2) -> {
@@ -378,24 +397,24 @@ final class MetadataConsumer implements Runnable {
     }
 
     static String outcomeName(byte code) {
-        return switch (code) {
-            case Outcome.APPLIED -> "applied";
-            case Outcome.ORPHANED -> "orphaned";
-            case Outcome.APPLIED_WITH_BAD_KEY -> "applied-with-bad-key";
-            case Outcome.TOMBSTONE -> "tombstone";
-            case Outcome.UNDECODABLE -> "undecodable";
-            case Outcome.SNAPSHOT_RECORD -> "snapshot";
-            case Outcome.BAD_KEY -> "bad-key";
-            case Outcome.DROPPED -> "dropped";
-            case Outcome.PARTITION_DELETED -> "partition-deleted";
-            case Outcome.ALREADY_APPLIED -> "already-applied";
-            case Outcome.LEVEL_0 -> "level-0";
-            case Outcome.LEVEL_1 -> "level-1";
-            case Outcome.LEVEL_2 -> "level-2";
-            case Outcome.LEVEL_INVALID -> "invalid-level";
-            case 14 -> "rejected";
-            default -> "outcome-" + code;
-        };
+        switch (code) {
+            case Outcome.APPLIED: return "applied";
+            case Outcome.ORPHANED: return "orphaned";
+            case Outcome.APPLIED_WITH_BAD_KEY: return "applied-with-bad-key";
+            case Outcome.TOMBSTONE: return "tombstone";
+            case Outcome.UNDECODABLE: return "undecodable";
+            case Outcome.SNAPSHOT_RECORD: return "snapshot";
+            case Outcome.BAD_KEY: return "bad-key";
+            case Outcome.DROPPED: return "dropped";
+            case Outcome.PARTITION_DELETED: return "partition-deleted";
+            case Outcome.ALREADY_APPLIED: return "already-applied";
+            case Outcome.LEVEL_0: return "level-0";
+            case Outcome.LEVEL_1: return "level-1";
+            case Outcome.LEVEL_2: return "level-2";
+            case Outcome.LEVEL_INVALID: return "invalid-level";
+            case 14: return "rejected";
+            default: return "outcome-" + code;
+        }
     }
 
     private synchronized void setLevel(int mp, int level, long offset) {

@@ -52,7 +52,6 @@ import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentState;
 import org.apache.kafka.server.log.remote.storage.RemotePartitionDeleteMetadata;
 import org.apache.kafka.server.log.remote.storage.RemoteResourceNotFoundException;
 import org.apache.kafka.server.log.remote.storage.RemoteStorageException;
-import org.apache.kafka.server.log.remote.storage.RetriableRemoteStorageException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,7 +61,7 @@ import dev.rlmeta.RlMeta;
 import dev.rlmeta.RlMetaException;
 
 /**
- * A {@link RemoteLogMetadataManager} for stock Apache Kafka 4.4.0 that writes a keyed,
+ * A {@link RemoteLogMetadataManager} for stock Apache Kafka 3.7 to 4.4 that writes a keyed,
  * compactable {@code __remote_log_metadata} (KIP-1266) and reads it back through the rlmeta core.
  *
  * <p>A drop-in for TopicBasedRemoteLogMetadataManager: the same topic and configs (parsed by
@@ -116,6 +115,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private volatile StartupTimeline timeline = new StartupTimeline();
     private String topic;
     private int numPartitions;
+    private int topicMinIsr = -1; // -1: the broker default (KafkaCompat.metadataTopicMinIsr)
     private int brokerId = -1;
 
     public RlmetaRemoteLogMetadataManager() {}
@@ -135,6 +135,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         brokerId = id == null ? -1 : Integer.parseInt(id.toString());
         topic = c.remoteLogMetadataTopicName();
         numPartitions = c.metadataTopicPartitionsCount();
+        topicMinIsr = KafkaCompat.metadataTopicMinIsr(c, configs);
         Object dump = configs.get(DUMP_PATH);
         dumpPath = dump == null || dump.toString().isBlank() ? null : Path.of(dump.toString());
         Object refresh = configs.get(POLICY_REFRESH_MS);
@@ -166,7 +167,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             attempt++;
             try {
                 if (admin == null) {
-                    admin = Admin.create(c.adminProperties());
+                    admin = Admin.create(KafkaCompat.adminProperties(c));
                     timeline.mark("admin created");
                 }
                 // the three reads at once: one round trip's wait instead of three in a row
@@ -286,7 +287,9 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             topicConfigs.put("cleanup.policy", "compact");
             topicConfigs.put("retention.ms", Long.toString(c.metadataTopicRetentionMs()));
             topicConfigs.put("remote.storage.enable", "false");
-            topicConfigs.put("min.insync.replicas", Short.toString(c.metadataTopicMinIsr()));
+            if (topicMinIsr > 0) {
+                topicConfigs.put("min.insync.replicas", Integer.toString(topicMinIsr));
+            }
             try {
                 a.createTopics(List.of(new NewTopic(topic, numPartitions, c.metadataTopicReplicationFactor())
                         .configs(topicConfigs))).all().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -439,18 +442,18 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         ensureReady();
         int mp = metadataPartition(tp, numPartitions);
         if (!consumer.isAssigned(mp)) {
-            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     topic + "-" + mp + " (holding " + tp + ") is not assigned to this broker's metadata consumer yet"));
         }
         int level = consumer.level(mp);
         if (level == MetadataConsumer.UNKNOWN_LEVEL) {
-            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     "the level of " + topic + "-" + mp + " is not known yet (the partition is not read to its end)"));
         }
         int epoch;
         try {
             epoch = leaderEpoch(tp, copyStarts);
-        } catch (RetriableRemoteStorageException e) {
+        } catch (RemoteStorageException e) {
             return CompletableFuture.failedFuture(e);
         }
         byte[] value = serde.serialize(event);
@@ -461,7 +464,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             }
         } catch (RlMetaException.InvalidState e) {
             log.warn("rlmeta RLMM refused {} of {} at level {}: {}", kind(event), tp, level, e.getMessage());
-            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     "rlmeta refused the write (retry later): " + e.getMessage(), e));
         } catch (RlMetaException.NotFound e) {
             throw new RemoteResourceNotFoundException(e.getMessage());
@@ -498,7 +501,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
                     ? err.getCause() : err;
             if (cause instanceof TimeoutException) {
-                throw new java.util.concurrent.CompletionException(new RetriableRemoteStorageException(
+                throw new java.util.concurrent.CompletionException(KafkaCompat.retriable(
                         "the metadata consumer did not apply " + topic + "-" + mp + " up to the written record within "
                                 + waitMs + " ms"));
             }
@@ -507,10 +510,12 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     }
 
     private static String kind(RemoteLogMetadata e) {
-        if (e instanceof RemoteLogSegmentMetadata m) {
+        if (e instanceof RemoteLogSegmentMetadata) {
+            RemoteLogSegmentMetadata m = (RemoteLogSegmentMetadata) e;
             return "segment " + m.remoteLogSegmentId().id() + " " + m.state();
         }
-        if (e instanceof RemoteLogSegmentMetadataUpdate u) {
+        if (e instanceof RemoteLogSegmentMetadataUpdate) {
+            RemoteLogSegmentMetadataUpdate u = (RemoteLogSegmentMetadataUpdate) e;
             return "segment " + u.remoteLogSegmentId().id() + " " + u.state();
         }
         return "partition delete " + ((RemotePartitionDeleteMetadata) e).state();
@@ -521,7 +526,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
      * it). A copy cannot start without it (retriable); updates and deletions are keyed by the core
      * with the epoch their segment was uploaded in, so for them the last known epoch will do.
      */
-    private int leaderEpoch(TopicIdPartition tp, boolean required) throws RetriableRemoteStorageException {
+    private int leaderEpoch(TopicIdPartition tp, boolean required) throws RemoteStorageException {
         TopicPartition p = new TopicPartition(tp.topic(), tp.partition());
         try {
             Optional<Integer> e = admin.listOffsets(Map.of(p, OffsetSpec.latest())).partitionResult(p)
@@ -534,12 +539,12 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException ex) {
             if (required) {
-                throw new RetriableRemoteStorageException("the current leader epoch of " + tp
+                throw KafkaCompat.retriable("the current leader epoch of " + tp
                         + " could not be had from the cluster: " + ex, ex);
             }
         }
         if (required) {
-            throw new RetriableRemoteStorageException("the cluster answered no leader epoch for " + tp);
+            throw KafkaCompat.retriable("the cluster answered no leader epoch for " + tp);
         }
         return lastLeaderEpoch.getOrDefault(tp, 0);
     }
@@ -549,7 +554,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             throw new IllegalStateException("the rlmeta metadata manager is closed");
         }
         if (!ready) {
-            throw new RetriableRemoteStorageException("the rlmeta metadata manager is not initialized yet");
+            throw KafkaCompat.retriable("the rlmeta metadata manager is not initialized yet");
         }
     }
 
@@ -618,7 +623,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return segments(query(tp, (s, msb, lsb, p) -> s.segmentsForEpoch(msb, lsb, p, leaderEpoch)));
     }
 
-    @Override
+    /** RemoteLogMetadataManager#nextSegmentWithTxnIndex of Kafka 4.0+ (KIP-1058); 3.x brokers never call it. */
     public Optional<RemoteLogSegmentMetadata> nextSegmentWithTxnIndex(TopicIdPartition tp, int epoch, long offset)
             throws RemoteStorageException {
         return optionalSegment(query(tp, (s, msb, lsb, p) -> s.nextSegmentWithTxnIndex(msb, lsb, p, epoch, offset)));
@@ -629,7 +634,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return query(tp, (s, msb, lsb, p) -> s.remoteLogSize(msb, lsb, p, leaderEpoch));
     }
 
-    @Override
+    /** RemoteLogMetadataManager#isReady of Kafka 4.0+ (KIP-1105); 3.x brokers never call it. */
     public boolean isReady(TopicIdPartition tp) {
         MetadataStore s = store;
         if (s == null) {
