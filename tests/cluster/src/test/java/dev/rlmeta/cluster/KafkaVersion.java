@@ -54,11 +54,12 @@ public final class KafkaVersion {
     }
 
     /**
-     * The topic config that makes 16 KiB segments: 4.0 raised segment.bytes' minimum to 1 MiB and
-     * added internal.segment.bytes (test-only) for smaller ones; 3.x takes segment.bytes as small.
+     * The topic config that makes 16 KiB segments: 4.1 raised segment.bytes' minimum to 1 MiB and
+     * added internal.segment.bytes (test-only) for smaller ones (LogConfig of the 4.0.2 and 4.1.2
+     * jars); 3.x and 4.0 take segment.bytes as small.
      */
     public String smallSegmentConfig() {
-        return atLeast(4, 0) ? "internal.segment.bytes" : "segment.bytes";
+        return atLeast(4, 1) ? "internal.segment.bytes" : "segment.bytes";
     }
 
     @Override
