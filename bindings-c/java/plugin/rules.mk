@@ -4,7 +4,8 @@
 #                       Java 11 class files linked against Kafka 3.7; its JUnit (KafkaCompatTest) checks the
 #                       run-time probes on the 3.7.2/4.1.2/4.2.2/4.3.2/4.4.0 jars
 #   version-matrix-test the plugin on a real single KRaft node of every Kafka minor 3.7..4.4 (KAFKA_MATRIX):
-#                       tiering, reads from offset 0, retention deletion, a restart (VersionMatrixTest)
+#                       tiering, reads from offset 0, retention deletion, a restart (VersionMatrixTest); every
+#                       Kafka member the jar references resolves on each version's class path (PluginLinkageTest)
 #   plugin-test         JUnit: the plugin driven through Kafka's RLMM interface against a real broker, and
 #                       its level from cleanup.policy once no level record is left (PluginPolicyLevelTest)
 #   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/),
@@ -21,6 +22,7 @@ PLUGIN_REPORTS  := $(PLUGIN_DIR)/target/surefire-reports
 # the latest patch of each minor that resolves from Maven Central (3.7.3, 3.8.2, 4.0.3, 4.1.3, 4.2.3, 4.4.1 do not)
 KAFKA_MATRIX    ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.2 4.3.2 4.4.0
 KAFKA_BROKERS   := $(BUILD)/kafka-brokers
+MATRIX_PARALLEL ?= 2
 KAFKA_VERSION   ?=
 CLUSTER_KAFKA    = $(if $(KAFKA_VERSION),-Drlmeta.kafka.version=$(KAFKA_VERSION) -Drlmeta.broker.classpath.file=$(CURDIR)/$(KAFKA_BROKERS)/$(KAFKA_VERSION).classpath)
 comma := ,
@@ -79,14 +81,17 @@ $(KAFKA_BROKERS)/%.classpath:
 
 version-matrix-test: plugin $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS)/$(v).classpath)
 	@rm -rf $(CLUSTER_REPORTS)
-	@rc=0; RLMETA_CLUSTER_TIMEOUT=1200 $(CLUSTER_DIR)/run.sh VersionMatrixTest $(PLUGIN_JAR) \
+	@rc=0; RLMETA_CLUSTER_TIMEOUT=1200 $(CLUSTER_DIR)/run.sh 'PluginLinkageTest,VersionMatrixTest' $(PLUGIN_JAR) \
 	  -Drlmeta.matrix.versions=$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX))) \
-	  -Drlmeta.matrix.classpaths=$(CURDIR)/$(KAFKA_BROKERS) >$(BUILD)/version-matrix-test.log 2>&1 || rc=$$?; \
-	  grep '^\[version-matrix\]' $(BUILD)/version-matrix-test.log || true; \
-	  passed=$$(grep -c '^\[version-matrix\] [0-9.]*: PASS' $(BUILD)/version-matrix-test.log || true); \
+	  -Drlmeta.matrix.classpaths=$(CURDIR)/$(KAFKA_BROKERS) -Drlmeta.matrix.parallel=$(MATRIX_PARALLEL) \
+	  >$(BUILD)/version-matrix-test.log 2>&1 || rc=$$?; \
+	  grep '^\[linkage\]\|^\[version-matrix\]' $(BUILD)/version-matrix-test.log || true; \
 	  total=$(words $(KAFKA_MATRIX)); \
+	  linked=$$(grep '^\[linkage\] [0-9.]*: ' $(BUILD)/version-matrix-test.log | grep -vc 'missing:' || true); \
+	  echo "plugin-linkage: $$linked passed, $$((total - linked)) failed"; \
+	  passed=$$(grep -c '^\[version-matrix\] [0-9.]*: PASS' $(BUILD)/version-matrix-test.log || true); \
 	  echo "version-matrix: $$passed passed, $$((total - passed)) failed"; \
-	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
+	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ] || [ $$linked -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
 	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; fi
 
 BINDING_TESTS += plugin-test cluster-test version-matrix-test

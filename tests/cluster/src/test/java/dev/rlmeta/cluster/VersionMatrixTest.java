@@ -39,9 +39,10 @@ import dev.rlmeta.cluster.MetaTopic.Rec;
  * versions at a time. Per version: the plugin configures and initializes; a tiered topic's
  * segments are uploaded and every record is read back from offset 0 (the first ones from remote
  * storage); retention deletes remote segments, each with DELETE_SEGMENT_FINISHED and tombstones in
- * __remote_log_metadata; the node restarts and the topic is read again from its log start (remote
- * segments still among them), then new segments are uploaded by the restarted plugin; the node's
- * log holds no linkage error. Prints one "[version-matrix] <version>: PASS|FAIL ..." line each.
+ * __remote_log_metadata; the node restarts with the plugin on its own class path instead (as a jar
+ * in libs/ is), which rebuilds the state from the topic: the topic is read again from its log start
+ * (remote segments still among them) and new segments are uploaded; the node's log holds no
+ * linkage error. Prints one "[version-matrix] <version>: PASS|FAIL ..." line each.
  */
 class VersionMatrixTest {
     private static final Duration WAIT = Duration.ofSeconds(120);
@@ -132,9 +133,13 @@ class VersionMatrixTest {
             step(steps, "retention", t0);
             // restart: the plugin rebuilds its state from the topic; read again, then upload again
             assertTrue(c.stopBroker(1), kafka + ": the node did not stop cleanly");
-            c.restartBroker(1);
+            c.restartBroker(1, KafkaCluster.Rlmm.PLUGIN_LIBS);
             KafkaCluster.await(kafka + ": the plugin initialized again", WAIT,
                     () -> c.logLines(1, "rlmeta RLMM initialized on broker 1").size() >= 2);
+            List<String> again2 = c.logLines(1, "rlmeta RLMM configured on broker 1");
+            assertEquals(2, again2.size(), kafka + ": configure() lines " + again2);
+            assertTrue(again2.get(1).contains("AppClassLoader"),
+                    kafka + ": not loaded from the broker's own class path: " + again2.get(1));
             // the restarted leader sets its log start from the remote log (RemoteLogManager), a moment after start
             KafkaCluster.await(kafka + ": log start " + logStart + " after the restart", WAIT, () -> {
                 try {
@@ -163,7 +168,7 @@ class VersionMatrixTest {
             }
             return String.format("(%d s) class.path plugin initialized; %d uploads, %d records read from offset 0 "
                             + "(0..%d remote); retention: %d remote deletions, DELETE_SEGMENT_FINISHED for each, %d "
-                            + "tombstones; restart: %d records read from log start %d (%d..%d remote), %d new uploads; "
+                            + "tombstones; restart with the plugin in libs/: %d records read from log start %d (%d..%d remote), %d new uploads; "
                             + "no linkage error [at s: %s]", (System.nanoTime() - t0) / 1_000_000_000L, copied.size(),
                     read, localStart - 1, deleted.size(), tombstones, again, startAfter, startAfter, localAfter - 1,
                     newCopies, steps.toString().trim());
