@@ -85,11 +85,13 @@ version-matrix-test: plugin $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS)/$(v).cl
 	  -Drlmeta.matrix.versions=$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX))) \
 	  -Drlmeta.matrix.classpaths=$(CURDIR)/$(KAFKA_BROKERS) -Drlmeta.matrix.parallel=$(MATRIX_PARALLEL) \
 	  >$(BUILD)/version-matrix-test.log 2>&1 || rc=$$?; \
-	  grep '^\[linkage\]\|^\[version-matrix\]' $(BUILD)/version-matrix-test.log || true; \
+	  sed 's/\x1b\[[0-9;]*m//g' $(BUILD)/version-matrix-test.log | grep '^\[linkage\]\|^\[version-matrix\]' \
+	    >$(BUILD)/version-matrix-lines.txt || true; \
+	  cat $(BUILD)/version-matrix-lines.txt; \
 	  total=$(words $(KAFKA_MATRIX)); \
-	  linked=$$(grep '^\[linkage\] [0-9.]*: ' $(BUILD)/version-matrix-test.log | grep -vc 'missing:' || true); \
+	  linked=$$(grep '^\[linkage\] [0-9.]*: ' $(BUILD)/version-matrix-lines.txt | grep -vc 'missing:' || true); \
 	  echo "plugin-linkage: $$linked passed, $$((total - linked)) failed"; \
-	  passed=$$(grep -c '^\[version-matrix\] [0-9.]*: PASS' $(BUILD)/version-matrix-test.log || true); \
+	  passed=$$(grep -c '^\[version-matrix\] [0-9.]*: PASS' $(BUILD)/version-matrix-lines.txt || true); \
 	  echo "version-matrix: $$passed passed, $$((total - passed)) failed"; \
 	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ] || [ $$linked -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
 	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; fi
