@@ -1,6 +1,11 @@
 # The broker plugin and its tests against real Kafka 4.4.0 (included by the top Makefile).
 #   plugin              build/rlmeta-kafka-plugin.jar: dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager,
-#                       rlmeta's Java library and the release native library in one jar (Kafka not bundled)
+#                       rlmeta's Java library and the release native library in one jar (Kafka not bundled);
+#                       Java 11 class files linked against Kafka 3.7; its JUnit (KafkaCompatTest) checks the
+#                       run-time probes on the 3.7.2/4.1.2/4.2.2/4.3.2/4.4.0 jars
+#   version-matrix-test the plugin on a real single KRaft node of every Kafka minor 3.7..4.4 (KAFKA_MATRIX):
+#                       tiering, reads from offset 0, retention deletion, a restart (VersionMatrixTest); every
+#                       Kafka member the jar references resolves on each version's class path (PluginLinkageTest)
 #   plugin-test         JUnit: the plugin driven through Kafka's RLMM interface against a real broker, and
 #                       its level from cleanup.policy once no level record is left (PluginPolicyLevelTest), and
 #                       faults injected into a live instance: a failed apply, a panic in the core, a dead consumer
@@ -13,20 +18,38 @@
 #                       StandardAuthorizer, no ACL = denied) under least privilege: missing ACLs and a wrong
 #                       password named once, recovery once fixed without a restart, tiering (SecurePluginTest)
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
+#   cluster-test KAFKA_VERSION=3.9.2   the cluster scenarios on brokers of another Kafka (not part of make test)
 PLUGIN_DIR      := bindings-c/java/plugin
 PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
 CLUSTER_DIR     := tests/cluster
 CLUSTER_REPORTS := $(CLUSTER_DIR)/target/surefire-reports
 CLUSTER_TESTS   := PluginClusterTest,RollingUpgradeTest
 PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest,PluginFaultTest
+PLUGIN_REPORTS  := $(PLUGIN_DIR)/target/surefire-reports
+# the latest patch of each minor that resolves from Maven Central (3.7.3, 3.8.2, 4.0.3, 4.1.3, 4.2.3, 4.4.1 do not)
+KAFKA_MATRIX    ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.2 4.3.2 4.4.0
+KAFKA_BROKERS   := $(BUILD)/kafka-brokers
+MATRIX_PARALLEL ?= 2
+KAFKA_VERSION   ?=
+CLUSTER_KAFKA    = $(if $(KAFKA_VERSION),-Drlmeta.kafka.version=$(KAFKA_VERSION) -Drlmeta.broker.classpath.file=$(CURDIR)/$(KAFKA_BROKERS)/$(KAFKA_VERSION).classpath)
+comma := ,
+empty :=
+space := $(empty) $(empty)
 
-.PHONY: plugin plugin-test cluster-test cluster-stock-test cluster-kill-delete-test secure-test
+.PHONY: plugin plugin-test cluster-test cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
 
 plugin: | $(BUILD)
 	@$(CARGO) build -q --release -p rlmeta-c
+	@rm -rf $(PLUGIN_REPORTS)
 	@cd $(PLUGIN_DIR) && mvn -q -B -Dstyle.color=never package -Drlmeta.native.dir=$(CURDIR)/target/release \
 	  >$(CURDIR)/$(BUILD)/plugin-build.log 2>&1 || { cat $(CURDIR)/$(BUILD)/plugin-build.log; echo "FAILED: plugin"; exit 1; }
 	@cp $(PLUGIN_DIR)/target/rlmeta-kafka-plugin-0.1.0.jar $(PLUGIN_JAR)
+	@awk -F'[:,] *' '/^Tests run:/ { run += $$2; fail += $$4 + $$6; skip += $$8 } \
+	  END { printf "plugin-compat-test: %d passed, %d failed, %d skipped (KafkaCompatTest on Kafka 3.7.2, 4.1.2, 4.2.2, 4.3.2, 4.4.0 jars)\n", run - fail - skip, fail, skip; exit (run == 0 || fail > 0) }' $(PLUGIN_REPORTS)/*.txt
+	@cd $(BUILD) && rm -rf plugin-classes && mkdir plugin-classes && cd plugin-classes && unzip -q ../rlmeta-kafka-plugin.jar 'dev/rlmeta/*.class'
+	@n=0; for f in $$(find $(BUILD)/plugin-classes -name '*.class'); do n=$$((n + 1)); \
+	  [ "$$(od -An -tu1 -j6 -N2 $$f | tr -d ' \n')" = "055" ] || { echo "FAILED: $$f is not a Java 11 class file (major 55)"; exit 1; }; \
+	  done; echo "plugin: $$n class files, all Java 11 (major 55)"
 	@unzip -l $(PLUGIN_JAR) >$(BUILD)/plugin-listing.txt
 	@! grep -q ' org/apache/kafka/' $(BUILD)/plugin-listing.txt || { echo "FAILED: $(PLUGIN_JAR) bundles Kafka classes"; exit 1; }
 	@grep -q 'dev/rlmeta/native/linux-x86_64/librlmeta_c-' $(BUILD)/plugin-listing.txt || { echo "FAILED: no native library in $(PLUGIN_JAR)"; exit 1; }
@@ -45,8 +68,8 @@ endef
 plugin-test: plugin
 	$(call cluster_run,$(PLUGIN_TESTS),plugin-test,$(PLUGIN_JAR))
 
-cluster-test: plugin
-	$(call cluster_run,$(CLUSTER_TESTS),cluster-test,$(PLUGIN_JAR))
+cluster-test: plugin $(if $(KAFKA_VERSION),$(KAFKA_BROKERS)/$(KAFKA_VERSION).classpath)
+	$(call cluster_run,$(CLUSTER_TESTS),cluster-test,$(PLUGIN_JAR) $(CLUSTER_KAFKA))
 
 # scenario g2 alone (kill -9 between DELETE_SEGMENT_STARTED and FINISHED) on a fresh cluster; it is part of cluster-test
 cluster-kill-delete-test: plugin
@@ -58,7 +81,33 @@ cluster-stock-test: plugin
 secure-test: plugin
 	$(call cluster_run,SecurePluginTest,secure-test,$(PLUGIN_JAR))
 
-BINDING_TESTS += plugin-test cluster-test secure-test
+
+# The class path of a stock broker of a Kafka version (jars cached in ~/.m2; the list under build/)
+$(KAFKA_BROKERS)/%.classpath:
+	@mkdir -p $(KAFKA_BROKERS)
+	@mvn -q -B -Dstyle.color=never -f $(CLUSTER_DIR)/broker/pom.xml -Dkafka.version=$* \
+	  -Dclasspath.file=$(CURDIR)/$@.tmp dependency:build-classpath >$(BUILD)/kafka-broker-$*.log 2>&1 \
+	  || { tail -n 30 $(BUILD)/kafka-broker-$*.log; echo "FAILED: Kafka $* does not resolve from Maven Central"; exit 1; }
+	@mv $@.tmp $@
+
+version-matrix-test: plugin $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS)/$(v).classpath)
+	@rm -rf $(CLUSTER_REPORTS)
+	@rc=0; RLMETA_CLUSTER_TIMEOUT=1200 $(CLUSTER_DIR)/run.sh 'PluginLinkageTest,VersionMatrixTest' $(PLUGIN_JAR) \
+	  -Drlmeta.matrix.versions=$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX))) \
+	  -Drlmeta.matrix.classpaths=$(CURDIR)/$(KAFKA_BROKERS) -Drlmeta.matrix.parallel=$(MATRIX_PARALLEL) \
+	  >$(BUILD)/version-matrix-test.log 2>&1 || rc=$$?; \
+	  sed 's/\x1b\[[0-9;]*m//g' $(BUILD)/version-matrix-test.log | grep '^\[linkage\]\|^\[version-matrix\]' \
+	    >$(BUILD)/version-matrix-lines.txt || true; \
+	  cat $(BUILD)/version-matrix-lines.txt; \
+	  total=$(words $(KAFKA_MATRIX)); \
+	  linked=$$(grep '^\[linkage\] [0-9.]*: ' $(BUILD)/version-matrix-lines.txt | grep -vc 'missing:' || true); \
+	  echo "plugin-linkage: $$linked passed, $$((total - linked)) failed"; \
+	  passed=$$(grep -c '^\[version-matrix\] [0-9.]*: PASS' $(BUILD)/version-matrix-lines.txt || true); \
+	  echo "version-matrix: $$passed passed, $$((total - passed)) failed"; \
+	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ] || [ $$linked -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
+	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; fi
+
+BINDING_TESTS += plugin-test cluster-test secure-test version-matrix-test
 
 # The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
 # TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.

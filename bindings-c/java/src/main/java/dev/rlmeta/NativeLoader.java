@@ -11,7 +11,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Properties;
 
@@ -132,7 +131,7 @@ final class NativeLoader {
         }
         byte[] digest = sha256(library);
         Path dir = Path.of(base).toAbsolutePath()
-                .resolve("rlmeta-" + version() + "-" + HexFormat.of().formatHex(digest, 0, 8));
+                .resolve("rlmeta-" + version() + "-" + Hex.of(digest, 0, 8));
         Path file = dir.resolve(fileName());
         try {
             createPrivateDirectory(dir);

@@ -19,7 +19,30 @@ public class RlMetaException extends RuntimeException {
     private final String field;
 
     /** What the native side reports about an error. */
-    record Details(int code, String kind, String description, String detail, long offset, String field) {}
+    static final class Details {
+        final int code;
+        final String kind;
+        final String description;
+        final String detail;
+        final long offset;
+        final String field;
+
+        Details(int code, String kind, String description, String detail, long offset, String field) {
+            this.code = code;
+            this.kind = kind;
+            this.description = description;
+            this.detail = detail;
+            this.offset = offset;
+            this.field = field;
+        }
+
+        int code() { return code; }
+        String kind() { return kind; }
+        String description() { return description; }
+        String detail() { return detail; }
+        long offset() { return offset; }
+        String field() { return field; }
+    }
 
     RlMetaException(Details d) {
         super(d.description());
@@ -58,28 +81,28 @@ public class RlMetaException extends RuntimeException {
     /** The exception of an error code: its kind's subclass, or this class for an unknown code. Called from native code. */
     static RlMetaException create(int code, String kind, String description, String detail, long offset, String field) {
         Details d = new Details(code, kind, description, detail, offset, field);
-        return switch (code) {
-            case Truncated.CODE -> new Truncated(d);
-            case TrailingBytes.CODE -> new TrailingBytes(d);
-            case BadFrameVersion.CODE -> new BadFrameVersion(d);
-            case UnknownApiKey.CODE -> new UnknownApiKey(d);
-            case UnsupportedVersion.CODE -> new UnsupportedVersion(d);
-            case InvalidLength.CODE -> new InvalidLength(d);
-            case InvalidVarint.CODE -> new InvalidVarint(d);
-            case InvalidUtf8.CODE -> new InvalidUtf8(d);
-            case InvalidKey.CODE -> new InvalidKey(d);
-            case InvalidUuid.CODE -> new InvalidUuid(d);
-            case InvalidArgument.CODE -> new InvalidArgument(d);
-            case InvalidJson.CODE -> new InvalidJson(d);
-            case InvalidRecord.CODE -> new InvalidRecord(d);
-            case NotFound.CODE -> new NotFound(d);
-            case NotInitialized.CODE -> new NotInitialized(d);
-            case InvalidState.CODE -> new InvalidState(d);
-            case Corrupt.CODE -> new Corrupt(d);
-            case LimitExceeded.CODE -> new LimitExceeded(d);
-            case Internal.CODE -> new Internal(d);
-            default -> new RlMetaException(d);
-        };
+        switch (code) {
+            case Truncated.CODE: return new Truncated(d);
+            case TrailingBytes.CODE: return new TrailingBytes(d);
+            case BadFrameVersion.CODE: return new BadFrameVersion(d);
+            case UnknownApiKey.CODE: return new UnknownApiKey(d);
+            case UnsupportedVersion.CODE: return new UnsupportedVersion(d);
+            case InvalidLength.CODE: return new InvalidLength(d);
+            case InvalidVarint.CODE: return new InvalidVarint(d);
+            case InvalidUtf8.CODE: return new InvalidUtf8(d);
+            case InvalidKey.CODE: return new InvalidKey(d);
+            case InvalidUuid.CODE: return new InvalidUuid(d);
+            case InvalidArgument.CODE: return new InvalidArgument(d);
+            case InvalidJson.CODE: return new InvalidJson(d);
+            case InvalidRecord.CODE: return new InvalidRecord(d);
+            case NotFound.CODE: return new NotFound(d);
+            case NotInitialized.CODE: return new NotInitialized(d);
+            case InvalidState.CODE: return new InvalidState(d);
+            case Corrupt.CODE: return new Corrupt(d);
+            case LimitExceeded.CODE: return new LimitExceeded(d);
+            case Internal.CODE: return new Internal(d);
+            default: return new RlMetaException(d);
+        }
     }
 
     /** The input ended before a field was complete. */

@@ -24,7 +24,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 
 /**
- * A real KRaft Kafka 4.4.0 cluster on 127.0.0.1: one controller and N brokers, each its own JVM
+ * A real KRaft Kafka cluster on 127.0.0.1 (4.4.0, or the version given): one controller and N
+ * brokers, or one node in both roles ({@link #single}), each its own JVM
  * (small heap), on ports picked when the cluster starts, tiered storage on with the file RSM of
  * tests/e2e, and short task intervals. Each broker runs one of three metadata managers: stock
  * TBRLMM, or the rlmeta plugin loaded by {@code remote.log.metadata.manager.class.path} or from
@@ -53,13 +54,29 @@ public final class KafkaCluster implements AutoCloseable {
     private final String rsmJar;
     private final String pluginJar;
     private final int metadataReplicationFactor;
+    private final KafkaVersion kafka;
+    /** one node (id 1) that is both controller and broker: no separate controller JVM */
+    private final boolean combined;
 
     public KafkaCluster(String name, int brokers, Map<Integer, Rlmm> rlmmByBroker, Map<String, String> extra)
             throws IOException {
+        this(name, brokers, rlmmByBroker, extra, KafkaVersion.current(), false);
+    }
+
+    /** One KRaft node (id 1) in both roles, of the given Kafka, with `rlmm` as its metadata manager. */
+    public static KafkaCluster single(String name, Rlmm rlmm, Map<String, String> extra, KafkaVersion kafka)
+            throws IOException {
+        return new KafkaCluster(name, 1, Map.of(1, rlmm), extra, kafka, true);
+    }
+
+    private KafkaCluster(String name, int brokers, Map<Integer, Rlmm> rlmmByBroker, Map<String, String> extra,
+                         KafkaVersion kafka, boolean combined) throws IOException {
+        this.kafka = kafka;
+        this.combined = combined;
         this.work = Path.of(prop("rlmeta.cluster.work")).resolve(name + "-" + System.currentTimeMillis());
         this.remoteDir = work.resolve("remote");
         Files.createDirectories(remoteDir);
-        this.brokerClassPath = Files.readString(Path.of(prop("rlmeta.broker.classpath.file"))).trim();
+        this.brokerClassPath = Files.readString(kafka.classPathFile()).trim();
         this.rsmJar = prop("rlmeta.rsm.jar");
         this.pluginJar = System.getProperty("rlmeta.plugin.jar", "");
         this.controllerPort = freePort();
@@ -98,6 +115,7 @@ public final class KafkaCluster implements AutoCloseable {
     public Path logFile(int id) { return work.resolve("node-" + id).resolve("server.log"); }
     public List<Integer> brokerIds() { return new ArrayList<>(brokerPorts.keySet()); }
     public Rlmm rlmm(int id) { return rlmms.get(id); }
+    public KafkaVersion kafka() { return kafka; }
 
     public String bootstrap() {
         return brokerPorts.values().stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
@@ -119,7 +137,7 @@ public final class KafkaCluster implements AutoCloseable {
         Map<String, String> c = new LinkedHashMap<>();
         c.put("process.roles", "controller");
         c.put("node.id", "0");
-        c.put("controller.quorum.bootstrap.servers", "127.0.0.1:" + controllerPort);
+        putQuorum(c);
         c.put("listeners", "CONTROLLER://127.0.0.1:" + controllerPort);
         c.put("advertised.listeners", "CONTROLLER://127.0.0.1:" + controllerPort);
         c.put("controller.listener.names", "CONTROLLER");
@@ -130,14 +148,29 @@ public final class KafkaCluster implements AutoCloseable {
         return c;
     }
 
+    /**
+     * The quorum: KIP-853's bootstrap servers on 3.9+ (the controller formatted --standalone), a
+     * static voter set before 3.9 and for a combined node (node 1 is the only voter).
+     */
+    private void putQuorum(Map<String, String> c) {
+        if (combined) {
+            c.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
+        } else if (kafka.dynamicQuorum()) {
+            c.put("controller.quorum.bootstrap.servers", "127.0.0.1:" + controllerPort);
+        } else {
+            c.put("controller.quorum.voters", "0@127.0.0.1:" + controllerPort);
+        }
+    }
+
     private Map<String, String> brokerConfig(int id) {
         int port = brokerPorts.get(id);
         Map<String, String> c = new LinkedHashMap<>();
-        c.put("process.roles", "broker");
+        c.put("process.roles", combined ? "broker,controller" : "broker");
         c.put("node.id", Integer.toString(id));
-        c.put("controller.quorum.bootstrap.servers", "127.0.0.1:" + controllerPort);
+        putQuorum(c);
         c.put("controller.listener.names", "CONTROLLER");
-        c.put("listeners", "PLAINTEXT://127.0.0.1:" + port);
+        c.put("listeners", "PLAINTEXT://127.0.0.1:" + port
+                + (combined ? ",CONTROLLER://127.0.0.1:" + controllerPort : ""));
         c.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
         c.put("inter.broker.listener.name", "PLAINTEXT");
         c.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
@@ -271,13 +304,16 @@ public final class KafkaCluster implements AutoCloseable {
     public KafkaCluster start(List<Integer> initial) throws Exception {
         long t0 = System.nanoTime();
         List<Process> formats = new ArrayList<>();
-        Path c0 = writeConfig(0, controllerConfig());
-        formats.add(launch(0, javaCommand(0, brokerClassPath, "kafka.tools.StorageTool", "format", "--standalone",
-                "--cluster-id", clusterId, "--config", c0.toString()), "format.out"));
+        boolean dynamic = !combined && kafka.dynamicQuorum();
+        if (!combined) {
+            Path c0 = writeConfig(0, controllerConfig());
+            formats.add(launch(0, javaCommand(0, brokerClassPath, formatArgs(dynamic ? "--standalone" : null, c0)),
+                    "format.out"));
+        }
         for (int id : brokerIds()) {
             Path c = writeConfig(id, brokerConfig(id));
-            formats.add(launch(id, javaCommand(id, brokerClassPath, "kafka.tools.StorageTool", "format",
-                    "--no-initial-controllers", "--cluster-id", clusterId, "--config", c.toString()), "format.out"));
+            formats.add(launch(id, javaCommand(id, brokerClassPath,
+                    formatArgs(dynamic ? "--no-initial-controllers" : null, c)), "format.out"));
         }
         for (Process f : formats) {
             if (!f.waitFor(120, TimeUnit.SECONDS) || f.exitValue() != 0) {
@@ -285,16 +321,29 @@ public final class KafkaCluster implements AutoCloseable {
                 throw new IllegalStateException("kafka-storage format failed; see " + work + "/node-*/format.out");
             }
         }
-        startNode(0);
+        if (!combined) {
+            startNode(0);
+        }
         for (int id : initial) {
             startNode(id);
         }
         for (int id : initial) {
             awaitStarted(id);
         }
-        log("cluster %s started: controller 127.0.0.1:%d, brokers %s (%s) in %d s", clusterId, controllerPort,
+        log("cluster %s of Kafka %s started: %s 127.0.0.1:%d, brokers %s (%s) in %d s", clusterId, kafka,
+                combined ? "combined node's controller listener" : "controller", controllerPort,
                 bootstrap(), rlmms, (System.nanoTime() - t0) / 1_000_000_000L);
         return this;
+    }
+
+    /** kafka-storage format of a node; `quorumFlag` (KIP-853, 3.9+) or none for a static quorum. */
+    private String[] formatArgs(String quorumFlag, Path config) {
+        List<String> a = new ArrayList<>(List.of("kafka.tools.StorageTool", "format"));
+        if (quorumFlag != null) {
+            a.add(quorumFlag);
+        }
+        a.addAll(List.of("--cluster-id", clusterId, "--config", config.toString()));
+        return a.toArray(new String[0]);
     }
 
     private void startNode(int id) throws IOException {

@@ -31,11 +31,16 @@ import org.apache.kafka.common.serialization.StringSerializer;
 public final class Tiered {
     private Tiered() {}
 
-    /** 16 KiB segments (internal.segment.bytes: Kafka's test-only config), 16 KiB kept locally. */
+    /** 16 KiB segments (4.0+: internal.segment.bytes, Kafka's test-only config), 16 KiB kept locally. */
     public static Map<String, String> topicConfigs() {
+        return topicConfigs(KafkaVersion.current());
+    }
+
+    /** {@link #topicConfigs()} for a broker of the given version. */
+    public static Map<String, String> topicConfigs(KafkaVersion kafka) {
         Map<String, String> c = new HashMap<>();
         c.put("remote.storage.enable", "true");
-        c.put("internal.segment.bytes", "16384");
+        c.put(kafka.smallSegmentConfig(), "16384");
         c.put("local.retention.bytes", "16384");
         c.put("segment.index.bytes", "4096");
         c.put("min.insync.replicas", "1");

@@ -67,8 +67,8 @@ final class AccessProblems {
             ks.load(in, pw == null ? null : secret(pw).toCharArray());
             for (Enumeration<String> e = ks.aliases(); e.hasMoreElements(); ) {
                 String alias = e.nextElement();
-                if (ks.isKeyEntry(alias) && ks.getCertificate(alias) instanceof X509Certificate x) {
-                    return x.getSubjectX500Principal().getName();
+                if (ks.isKeyEntry(alias) && ks.getCertificate(alias) instanceof X509Certificate) {
+                    return ((X509Certificate) ks.getCertificate(alias)).getSubjectX500Principal().getName();
                 }
             }
         } catch (Exception e) {
@@ -78,7 +78,8 @@ final class AccessProblems {
     }
 
     private static String secret(Object o) {
-        return o instanceof org.apache.kafka.common.config.types.Password pw ? pw.value() : o.toString();
+        return o instanceof org.apache.kafka.common.config.types.Password
+                ? ((org.apache.kafka.common.config.types.Password) o).value() : o.toString();
     }
 
     private static String str(Object o, String dflt) {

@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -23,7 +24,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.server.log.remote.storage.RetriableRemoteStorageException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -116,7 +116,21 @@ final class MetadataConsumer implements Runnable {
     private final List<Waiter> waiters = new ArrayList<>();
     private volatile boolean dirty = true;
 
-    private record Waiter(int partition, long offset, CompletableFuture<Void> future) {}
+    private static final class Waiter {
+        final int partition;
+        final long offset;
+        final CompletableFuture<Void> future;
+
+        Waiter(int partition, long offset, CompletableFuture<Void> future) {
+            this.partition = partition;
+            this.offset = offset;
+            this.future = future;
+        }
+
+        int partition() { return partition; }
+        long offset() { return offset; }
+        CompletableFuture<Void> future() { return future; }
+    }
 
     // the bootstrap (until every partition held at the first assignment is initialized): polls, records,
     // time in poll() and in the core's apply; owned by the consumer thread, read after it is done
@@ -315,8 +329,8 @@ final class MetadataConsumer implements Runnable {
         }
     }
 
-    private RetriableRemoteStorageException consumerDown(String why) {
-        return new RetriableRemoteStorageException("the rlmeta metadata consumer of " + topic + " died (" + why
+    private org.apache.kafka.server.log.remote.storage.RemoteStorageException consumerDown(String why) {
+        return KafkaCompat.retriable("the rlmeta metadata consumer of " + topic + " died (" + why
                 + ") and is being restarted: the write was produced but this broker has not applied it; retry");
     }
 
@@ -404,7 +418,7 @@ final class MetadataConsumer implements Runnable {
             return;
         }
         try {
-            c.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
+            c.close(Duration.ofSeconds(5)); // close(CloseOptions) is 4.1+: the plugin links against 3.7
         } catch (Exception e) {
             log.debug("closing the consumer", e);
         }
@@ -549,12 +563,12 @@ final class MetadataConsumer implements Runnable {
         for (TopicIdPartition tp : added) {
             rewind.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
         }
-        List<TopicPartition> assignment = meta.stream().map(p -> new TopicPartition(topic, p)).toList();
+        List<TopicPartition> assignment = meta.stream().map(p -> new TopicPartition(topic, p)).collect(Collectors.toList());
         consumer.assign(assignment);
         timeline.mark("assigned");
         // a newly held user partition is rebuilt from the start of its metadata partition (as
         // TBRLMM does, KAFKA-16105); the store skips what it has already applied
-        List<TopicPartition> rewound = rewind.stream().map(p -> new TopicPartition(topic, p)).toList();
+        List<TopicPartition> rewound = rewind.stream().map(p -> new TopicPartition(topic, p)).collect(Collectors.toList());
         consumer.seekToBeginning(rewound);
         Map<TopicPartition, Long> ends = consumer.endOffsets(assignment);
         timeline.mark("end offsets");
@@ -662,9 +676,13 @@ final class MetadataConsumer implements Runnable {
                 counters[code].incrementAndGet();
             }
             switch (code) {
-                case Outcome.LEVEL_0, Outcome.LEVEL_1, Outcome.LEVEL_2 -> setLevel(mp, code - Outcome.LEVEL_0, offsets[i]);
-                case Outcome.APPLIED, Outcome.ALREADY_APPLIED -> { }
-                default -> notable.computeIfAbsent(code, k -> new ArrayList<>()).add(offsets[i]);
+                case Outcome.LEVEL_0: case Outcome.LEVEL_1: case Outcome.LEVEL_2:
+                    setLevel(mp, code - Outcome.LEVEL_0, offsets[i]);
+                    break;
+                case Outcome.APPLIED: case Outcome.ALREADY_APPLIED:
+                    break;
+                default:
+                    notable.computeIfAbsent(code, k -> new ArrayList<>()).add(offsets[i]);
             }
         }
         notable.forEach((code, at2) -> {

@@ -50,7 +50,6 @@ import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentState;
 import org.apache.kafka.server.log.remote.storage.RemotePartitionDeleteMetadata;
 import org.apache.kafka.server.log.remote.storage.RemoteResourceNotFoundException;
 import org.apache.kafka.server.log.remote.storage.RemoteStorageException;
-import org.apache.kafka.server.log.remote.storage.RetriableRemoteStorageException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,7 +59,7 @@ import dev.rlmeta.RlMeta;
 import dev.rlmeta.RlMetaException;
 
 /**
- * A {@link RemoteLogMetadataManager} for stock Apache Kafka 4.4.0 that writes a keyed,
+ * A {@link RemoteLogMetadataManager} for stock Apache Kafka 3.7 to 4.4 that writes a keyed,
  * compactable {@code __remote_log_metadata} (KIP-1266) and reads it back through the rlmeta core.
  *
  * <p>A drop-in for TopicBasedRemoteLogMetadataManager: the same topic and configs (parsed by
@@ -128,6 +127,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private volatile StartupTimeline timeline = new StartupTimeline();
     private String topic;
     private int numPartitions;
+    private int topicMinIsr = -1; // -1: the broker default (KafkaCompat.metadataTopicMinIsr)
     private int brokerId = -1;
 
     public RlmetaRemoteLogMetadataManager() {}
@@ -157,12 +157,13 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         brokerId = id == null ? -1 : Integer.parseInt(id.toString());
         topic = c.remoteLogMetadataTopicName();
         numPartitions = c.metadataTopicPartitionsCount();
+        topicMinIsr = KafkaCompat.metadataTopicMinIsr(c, configs);
         Object dump = configs.get(DUMP_PATH);
         dumpPath = dump == null || dump.toString().isBlank() ? null : Path.of(dump.toString());
         Object refresh = configs.get(POLICY_REFRESH_MS);
         policyRefreshMs = refresh == null ? DEFAULT_POLICY_REFRESH_MS : Math.max(100, Long.parseLong(refresh.toString()));
         config = c;
-        problems = new AccessProblems(c.adminProperties());
+        problems = new AccessProblems(KafkaCompat.adminProperties(c));
         store = new MetadataStore();
         consumer = new MetadataConsumer(topic, numPartitions, store, this::replaceStore, this::markInitialized, timeline);
         consumer.setProblems(problems);
@@ -231,7 +232,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             attempt++;
             try {
                 if (admin == null) {
-                    admin = Admin.create(c.adminProperties());
+                    admin = Admin.create(KafkaCompat.adminProperties(c));
                     timeline.mark("admin created");
                 }
                 // the finalized features come with ApiVersions (no ACL); sent with the topic's description
@@ -288,7 +289,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                             e.getMessage());
                     return;
                 }
-                StepFailure f = e instanceof StepFailure sf ? sf
+                StepFailure f = e instanceof StepFailure ? (StepFailure) e
                         : new StepFailure("initialize", "connect", "the cluster", e);
                 problems.report(f.step, f.getCause(), f.operation, f.resource);
                 if (!pastDeadline && System.nanoTime() > deadline) {
@@ -434,7 +435,9 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             topicConfigs.put("cleanup.policy", "compact");
             topicConfigs.put("retention.ms", Long.toString(c.metadataTopicRetentionMs()));
             topicConfigs.put("remote.storage.enable", "false");
-            topicConfigs.put("min.insync.replicas", Short.toString(c.metadataTopicMinIsr()));
+            if (topicMinIsr > 0) {
+                topicConfigs.put("min.insync.replicas", Integer.toString(topicMinIsr));
+            }
             try {
                 a.createTopics(List.of(new NewTopic(topic, numPartitions, c.metadataTopicReplicationFactor())
                         .configs(topicConfigs))).all().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
@@ -630,12 +633,12 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         ensureReady();
         int mp = metadataPartition(tp, numPartitions);
         if (!consumer.isAssigned(mp)) {
-            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     topic + "-" + mp + " (holding " + tp + ") is not assigned to this broker's metadata consumer yet"));
         }
         int level = consumer.level(mp);
         if (level == MetadataConsumer.UNKNOWN_LEVEL) {
-            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     "the level of " + topic + "-" + mp + " is not known yet (the partition is not read to its end)"));
         }
         // never asked of the cluster: the epoch Kafka used with this manager (or unknown: the core
@@ -645,7 +648,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         PlannedRecords plan;
         MetadataStore s = store;
         if (s == null || !consumer.serving()) {
-            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     "the rlmeta store is being rebuilt from " + topic + "; retry the write"));
         }
         try {
@@ -654,15 +657,15 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             if (closed) {
                 throw e;
             }
-            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     "the rlmeta store is being rebuilt from " + topic + "; retry the write", e));
         } catch (RlMetaException.Internal e) {
             consumer.requestRebuild(s, "the store is unusable (" + e.getMessage() + ")");
-            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     "the rlmeta store is unusable and is being rebuilt from " + topic + ": " + e.getMessage(), e));
         } catch (RlMetaException.InvalidState | RlMetaException.NotInitialized e) {
             log.warn("rlmeta RLMM refused {} of {} at level {}: {}", kind(event), tp, level, e.getMessage());
-            return CompletableFuture.failedFuture(new RetriableRemoteStorageException(
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     "rlmeta refused the write (retry later): " + e.getMessage(), e));
         } catch (RlMetaException.NotFound e) {
             throw new RemoteResourceNotFoundException(e.getMessage());
@@ -706,7 +709,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             Throwable cause = err instanceof java.util.concurrent.CompletionException && err.getCause() != null
                     ? err.getCause() : err;
             if (cause instanceof TimeoutException) {
-                throw new java.util.concurrent.CompletionException(new RetriableRemoteStorageException(
+                throw new java.util.concurrent.CompletionException(KafkaCompat.retriable(
                         "the metadata consumer did not apply " + topic + "-" + mp + " up to the written record within "
                                 + waitMs + " ms"));
             }
@@ -724,10 +727,10 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         String msg = problems.report(step, cause, "Write", "Topic:" + topic);
         if (AccessProblems.isAccess(cause)) {
             replaceProducer(p);
-            return new RetriableRemoteStorageException("producing to " + topic + "-" + mp + " was refused: " + msg, cause);
+            return KafkaCompat.retriable("producing to " + topic + "-" + mp + " was refused: " + msg, cause);
         }
         if (cause instanceof org.apache.kafka.common.errors.RetriableException) {
-            return new RetriableRemoteStorageException("producing to " + topic + "-" + mp + " failed: " + cause, cause);
+            return KafkaCompat.retriable("producing to " + topic + "-" + mp + " failed: " + cause, cause);
         }
         return new RemoteStorageException("producing to " + topic + "-" + mp + " failed: " + cause, cause);
     }
@@ -749,10 +752,12 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     }
 
     private static String kind(RemoteLogMetadata e) {
-        if (e instanceof RemoteLogSegmentMetadata m) {
+        if (e instanceof RemoteLogSegmentMetadata) {
+            RemoteLogSegmentMetadata m = (RemoteLogSegmentMetadata) e;
             return "segment " + m.remoteLogSegmentId().id() + " " + m.state();
         }
-        if (e instanceof RemoteLogSegmentMetadataUpdate u) {
+        if (e instanceof RemoteLogSegmentMetadataUpdate) {
+            RemoteLogSegmentMetadataUpdate u = (RemoteLogSegmentMetadataUpdate) e;
             return "segment " + u.remoteLogSegmentId().id() + " " + u.state();
         }
         return "partition delete " + ((RemotePartitionDeleteMetadata) e).state();
@@ -785,7 +790,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             throw new IllegalStateException("the rlmeta metadata manager is closed");
         }
         if (!ready) {
-            throw new RetriableRemoteStorageException("the rlmeta metadata manager is not initialized yet");
+            throw KafkaCompat.retriable("the rlmeta metadata manager is not initialized yet");
         }
     }
 
@@ -871,7 +876,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return segments(query(tp, (s, msb, lsb, p) -> s.segmentsForEpoch(msb, lsb, p, leaderEpoch)));
     }
 
-    @Override
+    /** RemoteLogMetadataManager#nextSegmentWithTxnIndex of Kafka 4.0+ (KIP-1058); 3.x brokers never call it. */
     public Optional<RemoteLogSegmentMetadata> nextSegmentWithTxnIndex(TopicIdPartition tp, int epoch, long offset)
             throws RemoteStorageException {
         return optionalSegment(query(tp, (s, msb, lsb, p) -> s.nextSegmentWithTxnIndex(msb, lsb, p, epoch, offset)));
@@ -894,7 +899,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         }
     }
 
-    @Override
+    /** RemoteLogMetadataManager#isReady of Kafka 4.0+ (KIP-1105); 3.x brokers never call it. */
     public boolean isReady(TopicIdPartition tp) {
         MetadataStore s = store;
         MetadataConsumer c = consumer;
