@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
@@ -45,6 +46,55 @@ class NativeLoaderTest {
         List<String> mapped = Files.readAllLines(Path.of("/proc/self/maps")).stream()
                 .filter(l -> l.contains("librlmeta_c")).map(l -> l.substring(l.indexOf('/'))).distinct().toList();
         assertEquals(List.of(loaded.toString()), mapped);
+    }
+
+    /** Each os.arch a JVM on x86_64 Linux reports (amd64 on Linux, x86_64 elsewhere) picks linux-x86_64. */
+    @Test
+    void x86_64ArchNames() {
+        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "amd64"));
+        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "x86_64"));
+    }
+
+    /** Each os.arch a JVM on 64-bit ARM Linux reports (aarch64, or arm64 on some builds) picks linux-aarch64. */
+    @Test
+    void aarch64ArchNames() {
+        assertEquals("linux-aarch64", NativeLoader.platform("Linux", "aarch64"));
+        assertEquals("linux-aarch64", NativeLoader.platform("Linux", "arm64"));
+    }
+
+    /** This JVM's own os.arch maps to the directory of the library it loaded. */
+    @Test
+    void thisJvmsArch() {
+        RlMeta.version();
+        String expected = NativeLoader.platform(System.getProperty("os.name"), System.getProperty("os.arch"));
+        assertEquals(NativeLoader.platform(), expected);
+        assertTrue(NativeLoader.carried().contains(expected), NativeLoader.carried().toString());
+    }
+
+    /** Any other arch is a typed error naming the arch and the platforms this jar carries. */
+    @Test
+    void unsupportedArch() {
+        List<String> carried = NativeLoader.carried();
+        assertTrue(carried.contains("linux-x86_64"), carried.toString()); // the library this test run loads
+        for (String arch : List.of("ppc64le", "s390x", "riscv64", "x86", "arm", "")) {
+            UnsupportedPlatformError e = assertThrows(UnsupportedPlatformError.class,
+                    () -> NativeLoader.platform("Linux", arch));
+            assertEquals(arch, e.getOsArch());
+            assertEquals("Linux", e.getOsName());
+            assertEquals(carried, e.getCarried());
+            assertTrue(e.getMessage().contains("os.arch \"" + arch + "\""), e.getMessage());
+            assertTrue(e.getMessage().contains("this jar carries " + String.join(", ", carried) + " "), e.getMessage());
+            assertTrue(e instanceof UnsatisfiedLinkError);
+        }
+    }
+
+    /** A supported arch on another operating system is the same typed error. */
+    @Test
+    void unsupportedOs() {
+        UnsupportedPlatformError e = assertThrows(UnsupportedPlatformError.class,
+                () -> NativeLoader.platform("Mac OS X", "aarch64"));
+        assertEquals("Mac OS X", e.getOsName());
+        assertTrue(e.getMessage().contains("os.name \"Mac OS X\", os.arch \"aarch64\""), e.getMessage());
     }
 
     /** rlmeta.library.path loads an explicit file instead (in a fresh JVM). */
