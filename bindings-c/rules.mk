@@ -99,3 +99,43 @@ bench-jni: | $(BUILD)
 	@RLMETA_BENCH_DIR=$(CURDIR)/$(BENCH_JNI_DIR) $(CARGO) bench -q -p rlmeta-c --bench apply -- $(BENCH_JNI_BATCH) $(BENCH_JNI_ROUNDS)
 
 BINDING_TESTS += c-test jni-test
+
+# ---------------------------------------------------------------- cross natives (linux-x86_64, linux-aarch64)
+#   natives       the release library for both arches, linked against glibc $(GLIBC_MAX) (cargo-zigbuild
+#                 with ziglang from PyPI, one cargo run for both targets), checked by glibc-check.sh
+#   cross-c-test  the C runner over every vector, linked (zig cc, glibc $(GLIBC_MAX)) against each of
+#                 those two libraries: natively on x86_64, under qemu-aarch64-static on aarch64
+# The plugin jar carries exactly these two libraries (bindings-c/java/plugin/rules.mk).
+GLIBC_MAX     := 2.17
+X_ARCHES      := x86_64 aarch64
+X_LIBDIR_x86_64  := target/x86_64-unknown-linux-gnu/release
+X_LIBDIR_aarch64 := target/aarch64-unknown-linux-gnu/release
+X_LIBS        := $(X_LIBDIR_x86_64)/librlmeta_c.so $(X_LIBDIR_aarch64)/librlmeta_c.so
+# cargo-zigbuild finds zig as `python3 -m ziglang`: the venv's python3 first on PATH
+X_PATH        := PATH=$(CURDIR)/$(VENV)/bin:$$PATH
+X_ZIGCC       := $(VPY) -m ziglang cc
+QEMU_AARCH64  := qemu-aarch64-static -L /usr/aarch64-linux-gnu
+
+.PHONY: natives cross-c-test
+
+natives:
+	@[ -x $(VENV)/bin/cargo-zigbuild ] || { echo "no cargo-zigbuild in $(VENV): run make setup-cross"; exit 1; }
+	@$(X_PATH) $(CARGO) zigbuild -q --release -p rlmeta-c $(foreach a,$(X_ARCHES),--target $(a)-unknown-linux-gnu.$(GLIBC_MAX))
+	@out=$$(bindings-c/glibc-check.sh $(GLIBC_MAX) $(X_LIBS)) || { echo "$$out"; echo "FAILED: natives need a glibc newer than $(GLIBC_MAX)"; exit 1; }; \
+	  echo "$$out" | sed 's/^glibc-check/natives glibc-check/'
+	@# the check itself rejects a host-linked file (this machine's glibc is newer than 2.17)
+	@! bindings-c/glibc-check.sh $(GLIBC_MAX) /bin/ls >/dev/null || { echo "FAILED: glibc-check.sh accepts /bin/ls"; exit 1; }
+
+cross-c-test: natives | $(C_BUILD)
+	@for a in $(X_ARCHES); do mkdir -p $(C_BUILD)/$$a; \
+	  $(X_ZIGCC) -target $$a-linux-gnu.$(GLIBC_MAX) $(C_CFLAGS) $(C_TEST_SRC) -Ltarget/$$a-unknown-linux-gnu/release -lrlmeta_c \
+	    -Wl,-rpath,'$$ORIGIN/../../../target/'$$a'-unknown-linux-gnu/release' -o $(C_BUILD)/$$a/test_rlmeta; done
+	@out=$$(bindings-c/glibc-check.sh $(GLIBC_MAX) $(foreach a,$(X_ARCHES),$(C_BUILD)/$(a)/test_rlmeta)) || { echo "$$out"; echo "FAILED: cross-c-test runners"; exit 1; }; \
+	  echo "$$out" | sed 's/^glibc-check/cross-c-test runners glibc-check/'
+	$(call c_run,$(C_BUILD)/x86_64/test_rlmeta $(VECTORS),cross-c-test x86_64 (glibc $(GLIBC_MAX) library))
+	@start=$$(date +%s.%N); out=$$($(QEMU_AARCH64) $(C_BUILD)/aarch64/test_rlmeta $(VECTORS) 2>&1) \
+	  || { printf '%s\n' "$$out"; echo "FAILED: cross-c-test aarch64 under qemu"; exit 1; }; \
+	  grep -q '^Machine:.*AArch64' <(readelf -h $(C_BUILD)/aarch64/test_rlmeta | sed 's/^ *//') || { echo "FAILED: $(C_BUILD)/aarch64/test_rlmeta is not AArch64"; exit 1; }; \
+	  echo "cross-c-test aarch64 under qemu-aarch64 ($$(printf '%s\n' "$$out" | tail -n 2 | head -n 1), $$(printf '%.1f' $$(echo "$$(date +%s.%N) - $$start" | bc)) s): $$(printf '%s\n' "$$out" | tail -n 1)"
+
+BINDING_TESTS += cross-c-test
