@@ -139,3 +139,36 @@ cross-c-test: natives | $(C_BUILD)
 	  echo "cross-c-test aarch64 under qemu-aarch64 ($$(printf '%s\n' "$$out" | tail -n 2 | head -n 1), $$(printf '%.1f' $$(echo "$$(date +%s.%N) - $$start" | bc)) s): $$(printf '%s\n' "$$out" | tail -n 1)"
 
 BINDING_TESTS += cross-c-test
+
+# jni-aarch64-test (make cross-test, not make test: about 5 minutes under qemu): the Java library's
+# JUnit tests (all of bindings-c/java's, -Xcheck:jni) in Debian's arm64 OpenJDK 17 under
+# qemu-aarch64, loading linux-aarch64 from the plugin jar's classes; the child JVMs of
+# NativeLoaderTest run under the same qemu (rlmeta.test.launcher).
+JNI_A64 := $(BUILD)/jni-aarch64
+JUNIT_CONSOLE_VERSION := 1.11.4
+# an absolute path: the JVM under qemu execs it for NativeLoaderTest's child JVMs, by fork (its
+# default posix_spawn runs the aarch64 jspawnhelper, which the host cannot exec without binfmt_misc)
+QEMU_ARM64_ROOT = $(shell command -v qemu-aarch64-static || echo qemu-aarch64-static) -L $(CURDIR)/$(ARM64_ROOT)
+
+.PHONY: jni-aarch64-test
+jni-aarch64-test: plugin setup-arm64 | $(BUILD)
+	@rm -rf $(JNI_A64) && mkdir -p $(JNI_A64)/classes
+	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never test-compile -Dmaven.antrun.skip=true \
+	  dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=$(CURDIR)/$(JNI_A64)/deps.cp \
+	  dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:$(JUNIT_CONSOLE_VERSION) \
+	  -DoutputDirectory=$(CURDIR)/$(JNI_A64) >$(CURDIR)/$(JNI_A64)/mvn.log 2>&1 || { cat $(JNI_A64)/mvn.log; echo "FAILED: jni-aarch64-test (maven)"; exit 1; }
+	@cd $(JNI_A64)/classes && unzip -q $(CURDIR)/$(PLUGIN_JAR)
+	@start=$$(date +%s); $(QEMU_ARM64_ROOT) $(ARM64_JAVA) -Xcheck:jni -Djdk.lang.Process.launchMechanism=FORK -Drlmeta.vectors.dir=$(CURDIR)/tests/vectors \
+	  -Drlmeta.plans.dir=$(CURDIR)/tests/plans -Drlmeta.extract.dir=$(CURDIR)/$(JNI_A64)/extract \
+	  "-Drlmeta.test.launcher=$(QEMU_ARM64_ROOT)" \
+	  -cp $(JNI_A64)/junit-platform-console-standalone-$(JUNIT_CONSOLE_VERSION).jar:$(JNI_A64)/classes:$(JAVA_DIR)/target/test-classes:$$(cat $(JNI_A64)/deps.cp) \
+	  org.junit.platform.console.ConsoleLauncher execute --disable-banner --details=summary --select-package=dev.rlmeta \
+	  >$(JNI_A64)/run.log 2>&1 && rc=0 || rc=$$?; \
+	  lib=$$(find $(JNI_A64)/extract -name 'librlmeta_c-*.so'); \
+	  [ "$$(wc -w <<<"$$lib")" = 1 ] && readelf -h $$lib | grep -q 'Machine:.*AArch64' && cmp -s $$lib $(X_LIBDIR_aarch64)/librlmeta_c.so \
+	    || { tail -n 60 $(JNI_A64)/run.log; echo "FAILED: jni-aarch64-test did not load the jar's aarch64 library ($$lib)"; exit 1; }; \
+	  ok=$$(sed -n 's/^\[ *\([0-9]*\) tests successful.*/\1/p' $(JNI_A64)/run.log); bad=$$(sed -n 's/^\[ *\([0-9]*\) tests failed.*/\1/p' $(JNI_A64)/run.log); \
+	  [ $$rc = 0 ] && [ -n "$$ok" ] || { tail -n 80 $(JNI_A64)/run.log; echo "FAILED: jni-aarch64-test (exit $$rc, log $(JNI_A64)/run.log)"; exit 1; }; \
+	  echo "jni-aarch64-test (arm64 OpenJDK 17 under qemu-aarch64, $$(( $$(date +%s) - start )) s): $$ok passed, $$bad failed"
+
+CROSS_TESTS += jni-aarch64-test

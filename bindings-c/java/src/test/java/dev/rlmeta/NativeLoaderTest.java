@@ -13,6 +13,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
@@ -31,7 +32,7 @@ class NativeLoaderTest {
         assertEquals(NativeLoader.Source.JAR_RESOURCE, NativeLoader.source());
 
         String resource = NativeLoader.resourceName();
-        assertEquals("/dev/rlmeta/native/linux-x86_64/librlmeta_c-" + NativeLoader.version() + ".so", resource);
+        assertEquals("/dev/rlmeta/native/" + NativeLoader.platform() + "/librlmeta_c-" + NativeLoader.version() + ".so", resource);
         byte[] packaged;
         try (InputStream in = RlMeta.class.getResourceAsStream(resource)) {
             assertNotNull(in, resource);
@@ -75,7 +76,7 @@ class NativeLoaderTest {
     @Test
     void unsupportedArch() {
         List<String> carried = NativeLoader.carried();
-        assertTrue(carried.contains("linux-x86_64"), carried.toString()); // the library this test run loads
+        assertTrue(carried.contains(NativeLoader.platform()), carried.toString()); // the library this test run loads
         for (String arch : List.of("ppc64le", "s390x", "riscv64", "x86", "arm", "")) {
             UnsupportedPlatformError e = assertThrows(UnsupportedPlatformError.class,
                     () -> NativeLoader.platform("Linux", arch));
@@ -141,10 +142,16 @@ class NativeLoaderTest {
 
     private static String runJvm(String classPath, String property) throws IOException, InterruptedException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process p = new ProcessBuilder(java.toString(), "-Xcheck:jni", property,
-                "-cp", classPath, Probe.class.getName())
-                .redirectErrorStream(true).start();
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM timed out");
+        // rlmeta.test.launcher: a command the child JVM runs under (make jni-aarch64-test: qemu-aarch64)
+        List<String> command = new ArrayList<>();
+        for (String word : System.getProperty("rlmeta.test.launcher", "").split(" ")) {
+            if (!word.isEmpty()) {
+                command.add(word);
+            }
+        }
+        command.addAll(List.of(java.toString(), "-Xcheck:jni", property, "-cp", classPath, Probe.class.getName()));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        assertTrue(p.waitFor(180, TimeUnit.SECONDS), "child JVM timed out"); // a hang guard (qemu is slow), not a timing check
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), out);
         return out;
