@@ -10,6 +10,10 @@ MATURIN_VERSION      := 1.16.0
 PYTEST_VERSION       := 9.2.0
 WASM_BINDGEN_VERSION := 0.2.130
 CARGO_FUZZ_VERSION   := 0.13.2
+# cross builds: natives and wheels for linux-x86_64 and linux-aarch64 against glibc 2.17 (manylinux2014)
+ZIGLANG_VERSION      := 0.17.1
+CARGO_ZIGBUILD_VERSION := 0.24.1
+AUDITWHEEL_VERSION   := 6.8.2
 
 CARGO   ?= cargo
 PYTHON  ?= python3
@@ -19,17 +23,18 @@ VPY     := $(VENV)/bin/python
 VECTORS := $(wildcard tests/vectors/*.json) $(wildcard tests/plans/*.json)
 CONFORMANCE := target/release/rlmeta-conformance
 
-.PHONY: help setup setup-rust setup-py setup-node setup-valgrind test demo examples-test crafted-check lint rust-test conformance bench
+.PHONY: help setup setup-rust setup-py setup-node setup-valgrind setup-cross setup-arm64 test demo examples-test crafted-check lint rust-test conformance bench
 help:
 	@echo "make demo   run the main job on embedded sample data"
 	@echo "make test   install what is needed, then run every test of every language"
 	@echo "make bench  run the criterion benchmarks"
+	@echo "make cross-test  the slow aarch64 (qemu) and portable-wheel checks"
 
 $(BUILD):
 	mkdir -p $(BUILD)
 
 # ---------------------------------------------------------------- setup (idempotent)
-setup: setup-rust setup-py setup-node setup-valgrind
+setup: setup-rust setup-py setup-node setup-valgrind setup-cross
 setup-rust:
 	rustup component add clippy rustfmt >/dev/null 2>&1 || true
 	rustup target add wasm32-unknown-unknown
@@ -44,6 +49,33 @@ setup-node:
 # valgrind: c-test runs the C tests under it (Debian's package)
 setup-valgrind:
 	@command -v valgrind >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind; }
+# zig (PyPI ziglang) links against glibc 2.17 for both arches; qemu-user-static runs aarch64 code,
+# libc6-arm64-cross is the aarch64 glibc it loads (/usr/aarch64-linux-gnu).
+setup-cross: setup-py
+	@rustup target list --installed | grep -qx aarch64-unknown-linux-gnu || rustup target add aarch64-unknown-linux-gnu
+	@rustup target list --installed | grep -qx x86_64-unknown-linux-gnu || rustup target add x86_64-unknown-linux-gnu
+	@$(VPY) -m pip show ziglang cargo-zigbuild auditwheel 2>/dev/null | grep '^Version:' | tr '\n' ' ' \
+	  | grep -qx 'Version: $(ZIGLANG_VERSION) Version: $(CARGO_ZIGBUILD_VERSION) Version: $(AUDITWHEEL_VERSION) ' \
+	  || $(VPY) -m pip install -q ziglang==$(ZIGLANG_VERSION) cargo-zigbuild==$(CARGO_ZIGBUILD_VERSION) auditwheel==$(AUDITWHEEL_VERSION)
+	@if ! command -v qemu-aarch64-static >/dev/null || [ ! -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ]; then \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-user-static libc6-arm64-cross; fi
+# An aarch64 user land for qemu -L (make cross-test): Debian's python3.11 and openjdk-17-jre-headless
+# for arm64, fetched with apt-get download and unpacked with dpkg -x into ARM64_ROOT, so nothing of
+# arm64 is installed into the system (only dpkg's foreign-architecture list gains arm64).
+ARM64_ROOT := target/arm64-root
+ARM64_DEBS := python3.11-minimal libpython3.11-minimal libpython3.11-stdlib libc6 libgcc-s1 libbz2-1.0 \
+  libcrypt1 libexpat1 libffi8 liblzma5 libsqlite3-0 libssl3 libuuid1 zlib1g libtinfo6 libncursesw6 \
+  libreadline8 libnsl2 libtirpc3 libdb5.3 openjdk-17-jre-headless libstdc++6
+ARM64_JAVA := $(ARM64_ROOT)/usr/lib/jvm/java-17-openjdk-arm64/bin/java
+setup-arm64: setup-cross
+	@if [ ! -x $(ARM64_ROOT)/usr/bin/python3.11 ] || [ ! -x $(ARM64_JAVA) ]; then \
+	  dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64; \
+	  apt-cache show python3.11-minimal:arm64 >/dev/null 2>&1 || apt-get update -q; \
+	  rm -rf $(ARM64_ROOT) $(ARM64_ROOT).debs $(ARM64_ROOT).tmp && mkdir -p $(ARM64_ROOT).debs; \
+	  (cd $(ARM64_ROOT).debs && apt-get download -qq $(addsuffix :arm64,$(ARM64_DEBS))); \
+	  for d in $(ARM64_ROOT).debs/*.deb; do dpkg -x $$d $(ARM64_ROOT).tmp; done; mv $(ARM64_ROOT).tmp $(ARM64_ROOT); rm -rf $(ARM64_ROOT).debs; \
+	fi
+	@qemu-aarch64-static -L $(ARM64_ROOT) $(ARM64_ROOT)/usr/bin/python3.11 -c 'import platform; assert platform.machine() == "aarch64"'
 
 # ---------------------------------------------------------------- Rust
 lint:
@@ -67,6 +99,12 @@ include fuzz/rules.mk
 include tests/package/rules.mk
 
 test: setup lint rust-test conformance examples-test crafted-check $(BINDING_TESTS) e2e-test
+
+# Slow cross-architecture checks (not in make test; about 8 minutes on 2 cores): the manylinux2014
+# wheels and sdist (make wheels), the aarch64 wheel's vector tests and the Java library's JUnit
+# tests on aarch64 under qemu, the sdist built by pip in a fresh venv.
+.PHONY: cross-test
+cross-test: setup-arm64 $(CROSS_TESTS)
 
 # The main job: inspect the embedded segment file of a real Kafka 4.4.0 broker (no broker needed).
 demo:

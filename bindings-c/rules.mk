@@ -109,3 +109,76 @@ bench-lookups: | $(BUILD)
 	  -Dexec.args="-cp %classpath -Drlmeta.library.path=$(CURDIR)/target/release/librlmeta_c.so dev.rlmeta.bench.LookupLatencyBenchmark $(BENCH_LOOKUP_POLL) 1024 $(BENCH_LOOKUP_READERS)"
 
 BINDING_TESTS += c-test jni-test
+
+# ---------------------------------------------------------------- cross natives (linux-x86_64, linux-aarch64)
+#   natives       the release library for both arches, linked against glibc $(GLIBC_MAX) (cargo-zigbuild
+#                 with ziglang from PyPI, one cargo run for both targets), checked by glibc-check.sh
+#   cross-c-test  the C runner over every vector, linked (zig cc, glibc $(GLIBC_MAX)) against each of
+#                 those two libraries: natively on x86_64, under qemu-aarch64-static on aarch64
+# The plugin jar carries exactly these two libraries (bindings-c/java/plugin/rules.mk).
+GLIBC_MAX     := 2.17
+X_ARCHES      := x86_64 aarch64
+X_LIBDIR_x86_64  := target/x86_64-unknown-linux-gnu/release
+X_LIBDIR_aarch64 := target/aarch64-unknown-linux-gnu/release
+X_LIBS        := $(X_LIBDIR_x86_64)/librlmeta_c.so $(X_LIBDIR_aarch64)/librlmeta_c.so
+# cargo-zigbuild finds zig as `python3 -m ziglang`: the venv's python3 first on PATH
+X_PATH        := PATH=$(CURDIR)/$(VENV)/bin:$$PATH
+X_ZIGCC       := $(VPY) -m ziglang cc
+QEMU_AARCH64  := qemu-aarch64-static -L /usr/aarch64-linux-gnu
+
+.PHONY: natives cross-c-test
+
+natives:
+	@[ -x $(VENV)/bin/cargo-zigbuild ] || { echo "no cargo-zigbuild in $(VENV): run make setup-cross"; exit 1; }
+	@$(X_PATH) $(CARGO) zigbuild -q --release -p rlmeta-c $(foreach a,$(X_ARCHES),--target $(a)-unknown-linux-gnu.$(GLIBC_MAX))
+	@out=$$(bindings-c/glibc-check.sh $(GLIBC_MAX) $(X_LIBS)) || { echo "$$out"; echo "FAILED: natives need a glibc newer than $(GLIBC_MAX)"; exit 1; }; \
+	  echo "$$out" | sed 's/^glibc-check/natives glibc-check/'
+	@# the check itself rejects a host-linked file (this machine's glibc is newer than 2.17)
+	@! bindings-c/glibc-check.sh $(GLIBC_MAX) /bin/ls >/dev/null || { echo "FAILED: glibc-check.sh accepts /bin/ls"; exit 1; }
+
+cross-c-test: natives | $(C_BUILD)
+	@for a in $(X_ARCHES); do mkdir -p $(C_BUILD)/$$a; \
+	  $(X_ZIGCC) -target $$a-linux-gnu.$(GLIBC_MAX) $(C_CFLAGS) $(C_TEST_SRC) -Ltarget/$$a-unknown-linux-gnu/release -lrlmeta_c \
+	    -Wl,-rpath,'$$ORIGIN/../../../target/'$$a'-unknown-linux-gnu/release' -o $(C_BUILD)/$$a/test_rlmeta; done
+	@out=$$(bindings-c/glibc-check.sh $(GLIBC_MAX) $(foreach a,$(X_ARCHES),$(C_BUILD)/$(a)/test_rlmeta)) || { echo "$$out"; echo "FAILED: cross-c-test runners"; exit 1; }; \
+	  echo "$$out" | sed 's/^glibc-check/cross-c-test runners glibc-check/'
+	$(call c_run,$(C_BUILD)/x86_64/test_rlmeta $(VECTORS),cross-c-test x86_64 (glibc $(GLIBC_MAX) library))
+	@start=$$(date +%s.%N); out=$$($(QEMU_AARCH64) $(C_BUILD)/aarch64/test_rlmeta $(VECTORS) 2>&1) \
+	  || { printf '%s\n' "$$out"; echo "FAILED: cross-c-test aarch64 under qemu"; exit 1; }; \
+	  grep -q '^Machine:.*AArch64' <(readelf -h $(C_BUILD)/aarch64/test_rlmeta | sed 's/^ *//') || { echo "FAILED: $(C_BUILD)/aarch64/test_rlmeta is not AArch64"; exit 1; }; \
+	  echo "cross-c-test aarch64 under qemu-aarch64 ($$(printf '%s\n' "$$out" | tail -n 2 | head -n 1), $$(printf '%.1f' $$(echo "$$(date +%s.%N) - $$start" | bc)) s): $$(printf '%s\n' "$$out" | tail -n 1)"
+
+BINDING_TESTS += cross-c-test
+
+# jni-aarch64-test (make cross-test, not make test: about 5 minutes under qemu): the Java library's
+# JUnit tests (all of bindings-c/java's, -Xcheck:jni) in Debian's arm64 OpenJDK 17 under
+# qemu-aarch64, loading linux-aarch64 from the plugin jar's classes; the child JVMs of
+# NativeLoaderTest run under the same qemu (rlmeta.test.launcher).
+JNI_A64 := $(BUILD)/jni-aarch64
+JUNIT_CONSOLE_VERSION := 1.11.4
+# an absolute path: the JVM under qemu execs it for NativeLoaderTest's child JVMs, by fork (its
+# default posix_spawn runs the aarch64 jspawnhelper, which the host cannot exec without binfmt_misc)
+QEMU_ARM64_ROOT = $(shell command -v qemu-aarch64-static || echo qemu-aarch64-static) -L $(CURDIR)/$(ARM64_ROOT)
+
+.PHONY: jni-aarch64-test
+jni-aarch64-test: plugin setup-arm64 | $(BUILD)
+	@rm -rf $(JNI_A64) && mkdir -p $(JNI_A64)/classes
+	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never test-compile -Dmaven.antrun.skip=true \
+	  dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=$(CURDIR)/$(JNI_A64)/deps.cp \
+	  dependency:copy -Dartifact=org.junit.platform:junit-platform-console-standalone:$(JUNIT_CONSOLE_VERSION) \
+	  -DoutputDirectory=$(CURDIR)/$(JNI_A64) >$(CURDIR)/$(JNI_A64)/mvn.log 2>&1 || { cat $(JNI_A64)/mvn.log; echo "FAILED: jni-aarch64-test (maven)"; exit 1; }
+	@cd $(JNI_A64)/classes && unzip -q $(CURDIR)/$(PLUGIN_JAR)
+	@start=$$(date +%s); $(QEMU_ARM64_ROOT) $(ARM64_JAVA) -Xcheck:jni -Djdk.lang.Process.launchMechanism=FORK -Drlmeta.vectors.dir=$(CURDIR)/tests/vectors \
+	  -Drlmeta.plans.dir=$(CURDIR)/tests/plans -Drlmeta.extract.dir=$(CURDIR)/$(JNI_A64)/extract \
+	  "-Drlmeta.test.launcher=$(QEMU_ARM64_ROOT)" \
+	  -cp $(JNI_A64)/junit-platform-console-standalone-$(JUNIT_CONSOLE_VERSION).jar:$(JNI_A64)/classes:$(JAVA_DIR)/target/test-classes:$$(cat $(JNI_A64)/deps.cp) \
+	  org.junit.platform.console.ConsoleLauncher execute --disable-banner --details=summary --select-package=dev.rlmeta \
+	  >$(JNI_A64)/run.log 2>&1 && rc=0 || rc=$$?; \
+	  lib=$$(find $(JNI_A64)/extract -name 'librlmeta_c-*.so'); \
+	  [ "$$(wc -w <<<"$$lib")" = 1 ] && readelf -h $$lib | grep -q 'Machine:.*AArch64' && cmp -s $$lib $(X_LIBDIR_aarch64)/librlmeta_c.so \
+	    || { tail -n 60 $(JNI_A64)/run.log; echo "FAILED: jni-aarch64-test did not load the jar's aarch64 library ($$lib)"; exit 1; }; \
+	  ok=$$(sed -n 's/^\[ *\([0-9]*\) tests successful.*/\1/p' $(JNI_A64)/run.log); bad=$$(sed -n 's/^\[ *\([0-9]*\) tests failed.*/\1/p' $(JNI_A64)/run.log); \
+	  [ $$rc = 0 ] && [ -n "$$ok" ] || { tail -n 80 $(JNI_A64)/run.log; echo "FAILED: jni-aarch64-test (exit $$rc, log $(JNI_A64)/run.log)"; exit 1; }; \
+	  echo "jni-aarch64-test (arm64 OpenJDK 17 under qemu-aarch64, $$(( $$(date +%s) - start )) s): $$ok passed, $$bad failed"
+
+CROSS_TESTS += jni-aarch64-test

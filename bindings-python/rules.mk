@@ -2,15 +2,18 @@
 # py-test builds the abi3 wheel with maturin, installs it into $(VENV) and runs pytest on the
 # installed package (never on bindings-python/python/). Idempotent: every run rebuilds (cargo is
 # incremental) and reinstalls.
-# PY_PROFILE: debug (default; on 2 cores a cold wheel takes about 16 s, against 26 s for release
-# with its LTO, and 1.3 s against 6.3 s after an edit) or release (what a published wheel uses).
+# PY_PROFILE: portable (default: the release manylinux2014 x86_64 wheel that `make wheels` ships,
+# linked by zig against glibc 2.17; the same cargo build, so make test builds it once), debug (on 2
+# cores a cold wheel takes about 16 s, against 26 s for release with its LTO, and 1.3 s against
+# 6.3 s after an edit) or release (host glibc, tagged manylinux_2_34).
 # maturin builds in its own target dir: it sets PYO3_BUILD_EXTENSION_MODULE and PYO3_CONFIG_FILE,
 # which would make every plain cargo build and maturin build in target/ rebuild pyo3 (~8 s each).
 
 PY_DIR     := bindings-python
 PY_WHEELS  := $(BUILD)/wheels
-PY_PROFILE ?= debug
-PY_MATURIN_PROFILE := $(if $(filter release,$(PY_PROFILE)),--release,)
+PY_PROFILE ?= portable
+PY_PORTABLE = --release --zig --compatibility manylinux2014 --target $(1)-unknown-linux-gnu
+PY_MATURIN_PROFILE := $(if $(filter release,$(PY_PROFILE)),--release,$(if $(filter portable,$(PY_PROFILE)),$(call PY_PORTABLE,x86_64),))
 PY_TARGET_DIR := target/maturin
 
 # The operator tools' runtime dependencies, as in pyproject.toml (the wheel itself is installed
@@ -28,7 +31,7 @@ py-deps:
 py-wheel: | $(BUILD)
 	@[ -x $(VENV)/bin/maturin ] || { echo "no maturin in $(VENV): run make setup-py"; exit 1; }
 	rm -f $(PY_WHEELS)/rlmeta-*.whl
-	cd $(PY_DIR) && ../$(VENV)/bin/maturin build -q $(PY_MATURIN_PROFILE) -i ../$(VPY) --target-dir ../$(PY_TARGET_DIR) -o ../$(PY_WHEELS)
+	cd $(PY_DIR) && $(X_PATH) ../$(VENV)/bin/maturin build -q $(PY_MATURIN_PROFILE) -i ../$(VPY) --target-dir ../$(PY_TARGET_DIR) -o ../$(PY_WHEELS)
 
 py-install: py-wheel py-deps
 	$(VPY) -m pip install -q --no-deps --no-index --force-reinstall $(PY_WHEELS)/rlmeta-*.whl
@@ -45,3 +48,83 @@ py-bench:
 	$(MAKE) py-install PY_PROFILE=release
 	$(CARGO) build -q --release -p rlmeta-examples --bin inspect
 	$(VPY) $(PY_DIR)/bench/scan_bench.py
+
+# ---------------------------------------------------------------- portable wheels (issue 18)
+#   wheels          manylinux2014 wheels for x86_64 and aarch64 (maturin --zig: glibc 2.17) and the
+#                   sdist, in $(PY_DIST); auditwheel show must find each wheel consistent with
+#                   manylinux_2_17 (= manylinux2014) of its arch, and the file name must carry that tag
+#   wheel-aarch64-test  the aarch64 wheel in an aarch64 CPython (Debian's python3.11:arm64, make
+#                   setup-arm64) under qemu-aarch64: import, then the vector tests
+#   wheel-py39-test (in make test) py-test's wheel (with PY_PROFILE=portable, the manylinux2014
+#                   x86_64 one) in a fresh venv of CPython 3.9 (the oldest requires-python
+#                   allows): `rlmeta scan --json` of a real broker's segment equals the same wheel's
+#                   answer on $(VENV)'s Python; `kafka-remote-log-metadata-migration --help` runs
+#   sdist-test      (not in make test: a full release build from source, about a minute) the sdist
+#                   installs with pip in a fresh venv and its module decodes a vector
+PY_DIST      := $(BUILD)/dist
+# the wheels' names (expanded when a recipe runs, after `wheels` made them)
+PY_WHEEL_aarch64 = $(wildcard $(PY_DIST)/rlmeta-*-cp39-abi3-*manylinux2014_aarch64*.whl)
+# pyenv's CPython 3.9 (preinstalled on this machine kind; neither Debian 12 nor PyPI has a 3.9)
+PY39         ?= $(shell pyenv root 2>/dev/null)/versions/3.9.18/bin/python3.9
+ARM64_PY     := qemu-aarch64-static -L $(ARM64_ROOT) $(ARM64_ROOT)/usr/bin/python3.11
+PY_SEGMENT   := tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-2/00000000000000000000.log
+
+.PHONY: wheels wheel-aarch64-test wheel-py39-test sdist-test
+
+wheels: | $(BUILD)
+	@[ -x $(VENV)/bin/auditwheel ] || { echo "no auditwheel in $(VENV): run make setup-cross"; exit 1; }
+	@rm -rf $(PY_DIST)
+	@for a in $(X_ARCHES); do (cd $(PY_DIR) && $(X_PATH) ../$(VENV)/bin/maturin build -q $(call PY_PORTABLE,$$a) \
+	  --target-dir ../$(PY_TARGET_DIR) -o ../$(PY_DIST)) >$(BUILD)/wheel-$$a.log 2>&1 || { cat $(BUILD)/wheel-$$a.log; echo "FAILED: wheel $$a"; exit 1; }; done
+	@(cd $(PY_DIR) && ../$(VENV)/bin/maturin sdist -o ../$(PY_DIST)) >$(BUILD)/sdist.log 2>&1 || { cat $(BUILD)/sdist.log; echo "FAILED: sdist"; exit 1; }
+	@pass=0; fail=0; for a in $(X_ARCHES); do w=$$(ls $(PY_DIST)/rlmeta-*-cp39-abi3-*manylinux2014_$$a*.whl 2>/dev/null || true); \
+	  if [ "$$(wc -w <<<"$$w")" != 1 ]; then echo "  $$a: not one manylinux2014_$$a wheel (built: $$(ls $(PY_DIST)))"; fail=$$((fail + 1)); continue; fi; \
+	  show=$$($(VENV)/bin/auditwheel show $$w 2>&1) || true; \
+	  if tr '\n' ' ' <<<"$$show" | grep -c "consistent with the following platform tag: *\"manylinux_2_17_$$a\"" >/dev/null; then \
+	    echo "  $$(basename $$w): $$(du -k $$w | cut -f1) KiB; auditwheel: manylinux_2_17_$$a (manylinux2014)"; pass=$$((pass + 1)); \
+	  else printf '%s\n' "$$show"; echo "  $$a: auditwheel does not find $$w consistent with manylinux2014"; fail=$$((fail + 1)); fi; done; \
+	  sd=$$(ls $(PY_DIST)/rlmeta-*.tar.gz 2>/dev/null || true); if [ "$$(wc -w <<<"$$sd")" = 1 ] && tar -tzf $$sd | grep -c '^rlmeta-[^/]*/core/src/lib.rs$$' >/dev/null; then \
+	    echo "  $$(basename $$sd): $$(du -k $$sd | cut -f1) KiB, with the core crate's sources"; pass=$$((pass + 1)); \
+	  else echo "  no sdist with the core sources: $$(ls $(PY_DIST))"; fail=$$((fail + 1)); fi; \
+	  echo "wheels: $$pass passed, $$fail failed"; [ $$fail = 0 ]
+
+wheel-aarch64-test: wheels setup-arm64
+	@rm -rf $(BUILD)/arm64-site
+	@$(VPY) -m pip install -q --target $(BUILD)/arm64-site --platform manylinux2014_aarch64 --python-version 3.11 \
+	  --implementation cp --only-binary=:all: $(PY_WHEEL_aarch64) pytest==$(PYTEST_VERSION) >$(BUILD)/arm64-site.log 2>&1 \
+	  || { cat $(BUILD)/arm64-site.log; echo "FAILED: pip install for aarch64"; exit 1; }
+	@readelf -h $(BUILD)/arm64-site/rlmeta/_native.abi3.so | grep -q 'Machine:.*AArch64' || { echo "FAILED: the installed _native is not AArch64"; exit 1; }
+	@PYTHONPATH=$(BUILD)/arm64-site $(ARM64_PY) -c 'import platform, rlmeta, rlmeta._native as n; assert platform.machine() == "aarch64"; \
+	  assert n.__file__.startswith("$(CURDIR)/$(BUILD)/arm64-site/"), n.__file__; print("wheel-aarch64-test: import rlmeta", rlmeta.__version__, "on", platform.machine(), "CPython", platform.python_version())'
+	@start=$$(date +%s.%N); out=$$(RLMETA_VECTORS="$(abspath $(VECTORS))" PYTHONPATH=$(BUILD)/arm64-site PYTHONDONTWRITEBYTECODE=1 \
+	  $(ARM64_PY) -m pytest -q -p no:cacheprovider $(PY_DIR)/tests/test_vectors.py 2>&1) || { printf '%s\n' "$$out" | tail -n 40; echo "FAILED: wheel-aarch64-test"; exit 1; }; \
+	  last=$$(printf '%s\n' "$$out" | tail -n 1); n() { grep -o "[0-9]* $$1" <<<"$$last" | cut -d' ' -f1 || echo 0; }; \
+	  echo "wheel-aarch64-test vectors under qemu-aarch64: $$(n passed) passed, $$(( $$(n failed) + $$(n error) )) failed ($$(printf '%.1f' $$(echo "$$(date +%s.%N) - $$start" | bc)) s; pytest: $$last)"
+
+wheel-py39-test: py-install
+	@[ -x "$(PY39)" ] || { echo "FAILED: no CPython 3.9 at $(PY39) (PY39=<python3.9> to name one)"; exit 1; }
+	@[ "$(PY_PROFILE)" != portable ] || ls $(PY_WHEELS)/rlmeta-*-cp39-abi3-*manylinux2014_x86_64*.whl >/dev/null \
+	  || { echo "FAILED: $(PY_WHEELS) has no manylinux2014 x86_64 wheel: $$(ls $(PY_WHEELS))"; exit 1; }
+	@rm -rf $(BUILD)/venv39 && $(PY39) -m venv $(BUILD)/venv39
+	@$(BUILD)/venv39/bin/python -m pip install -q --disable-pip-version-check $(PY_WHEELS)/rlmeta-*.whl >$(BUILD)/venv39.log 2>&1 \
+	  || { cat $(BUILD)/venv39.log; echo "FAILED: pip install of the wheel into Python 3.9"; exit 1; }
+	@pass=0; fail=0; v=$$($(BUILD)/venv39/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])'); \
+	  [ "$$v" = 3.9 ] || { echo "FAILED: $(PY39) is Python $$v"; exit 1; }; \
+	  if out=$$($(BUILD)/venv39/bin/rlmeta scan --json $(PY_SEGMENT) 2>&1) && ref=$$($(VENV)/bin/rlmeta scan --json $(PY_SEGMENT)) \
+	    && [ "$$out" = "$$ref" ] && grep -q '"records": 12,' <<<"$$out"; then pass=$$((pass + 1)); \
+	  else printf '%s\n' "$$out" | head -n 20; echo "  rlmeta scan --json on 3.9 differs from $(VENV)'s or does not count the segment's 12 records"; fail=$$((fail + 1)); fi; \
+	  if out=$$($(BUILD)/venv39/bin/kafka-remote-log-metadata-migration --help 2>&1) && grep -q 'usage: kafka-remote-log-metadata-migration' <<<"$$out"; then pass=$$((pass + 1)); \
+	  else printf '%s\n' "$$out"; echo "  kafka-remote-log-metadata-migration --help failed"; fail=$$((fail + 1)); fi; \
+	  echo "wheel-py39-test (CPython $$($(BUILD)/venv39/bin/python -V | cut -d' ' -f2)): $$pass passed, $$fail failed"; [ $$fail = 0 ]
+
+sdist-test: wheels
+	@rm -rf $(BUILD)/venv-sdist && $(PYTHON) -m venv $(BUILD)/venv-sdist
+	@start=$$(date +%s); $(BUILD)/venv-sdist/bin/python -m pip install -q --disable-pip-version-check $(wildcard $(PY_DIST)/rlmeta-*.tar.gz) \
+	  >$(BUILD)/sdist-test.log 2>&1 || { cat $(BUILD)/sdist-test.log; echo "FAILED: pip install of the sdist"; exit 1; }; \
+	  echo "sdist-test: pip install built the sdist in $$(( $$(date +%s) - start )) s"
+	@cd $(BUILD) && venv-sdist/bin/python -c 'import json, rlmeta._native, rlmeta; c = json.load(open("../tests/vectors/v1.json"))["cases"][0]; \
+	  got = json.loads(rlmeta.decode_value_json(bytes.fromhex(c["hex"]))); \
+	  assert (got["apiKey"], got["version"], got["record"]) == (c["apiKey"], c["version"], c["record"]), got; print("sdist-test: 1 passed, 0 failed")'
+
+BINDING_TESTS += wheel-py39-test
+CROSS_TESTS += wheels wheel-aarch64-test sdist-test

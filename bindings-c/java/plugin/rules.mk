@@ -1,6 +1,7 @@
 # The broker plugin and its tests against real Kafka 4.4.0 (included by the top Makefile).
 #   plugin              build/rlmeta-kafka-plugin.jar: dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager,
-#                       rlmeta's Java library and the release native library in one jar (Kafka not bundled);
+#                       rlmeta's Java library and the release native libraries for linux-x86_64 and
+#                       linux-aarch64 (glibc 2.17, `make natives`) in one jar (Kafka not bundled);
 #                       Java 11 class files linked against Kafka 3.7; its JUnit (KafkaCompatTest) checks the
 #                       run-time probes on the 3.7.2/4.1.2/4.2.2/4.3.2/4.4.0 jars
 #   version-matrix-test the plugin on a real single KRaft node of every Kafka minor 3.7..4.4 (KAFKA_MATRIX):
@@ -38,10 +39,14 @@ space := $(empty) $(empty)
 
 .PHONY: plugin plugin-test cluster-test cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
 
-plugin: | $(BUILD)
-	@$(CARGO) build -q --release -p rlmeta-c
+PLUGIN_NATIVES := $(BUILD)/plugin-natives
+
+# One jar for linux-x86_64 and linux-aarch64: the `natives` libraries (glibc 2.17, bindings-c/rules.mk).
+# The libraries in the jar are checked again as packaged: the same bytes as built, and glibc <= 2.17.
+plugin: natives | $(BUILD)
 	@rm -rf $(PLUGIN_REPORTS)
-	@cd $(PLUGIN_DIR) && mvn -q -B -Dstyle.color=never package -Drlmeta.native.dir=$(CURDIR)/target/release \
+	@cd $(PLUGIN_DIR) && mvn -q -B -Dstyle.color=never package -Drlmeta.native.dir=$(CURDIR)/$(X_LIBDIR_x86_64) \
+	  -Drlmeta.native.aarch64.dir=$(CURDIR)/$(X_LIBDIR_aarch64) \
 	  >$(CURDIR)/$(BUILD)/plugin-build.log 2>&1 || { cat $(CURDIR)/$(BUILD)/plugin-build.log; echo "FAILED: plugin"; exit 1; }
 	@cp $(PLUGIN_DIR)/target/rlmeta-kafka-plugin-0.1.0.jar $(PLUGIN_JAR)
 	@awk -F'[:,] *' '/^Tests run:/ { run += $$2; fail += $$4 + $$6; skip += $$8 } \
@@ -52,8 +57,16 @@ plugin: | $(BUILD)
 	  done; echo "plugin: $$n class files, all Java 11 (major 55)"
 	@unzip -l $(PLUGIN_JAR) >$(BUILD)/plugin-listing.txt
 	@! grep -q ' org/apache/kafka/' $(BUILD)/plugin-listing.txt || { echo "FAILED: $(PLUGIN_JAR) bundles Kafka classes"; exit 1; }
-	@grep -q 'dev/rlmeta/native/linux-x86_64/librlmeta_c-' $(BUILD)/plugin-listing.txt || { echo "FAILED: no native library in $(PLUGIN_JAR)"; exit 1; }
-	@echo "plugin: $(PLUGIN_JAR) ($$(du -k $(PLUGIN_JAR) | cut -f1) KiB, native library inside, no Kafka classes)"
+	@rm -rf $(PLUGIN_NATIVES) && mkdir -p $(PLUGIN_NATIVES)
+	@for a in $(X_ARCHES); do e=dev/rlmeta/native/linux-$$a/librlmeta_c-0.1.0.so; \
+	  grep -q " $$e\$$" $(BUILD)/plugin-listing.txt || { echo "FAILED: no $$e in $(PLUGIN_JAR)"; exit 1; }; \
+	  unzip -p $(PLUGIN_JAR) $$e >$(PLUGIN_NATIVES)/linux-$$a.so; \
+	  cmp -s $(PLUGIN_NATIVES)/linux-$$a.so target/$$a-unknown-linux-gnu/release/librlmeta_c.so \
+	    || { echo "FAILED: $$e in $(PLUGIN_JAR) is not target/$$a-unknown-linux-gnu/release/librlmeta_c.so"; exit 1; }; done
+	@[ "$$(grep -c ' dev/rlmeta/native/.*\.so$$' $(BUILD)/plugin-listing.txt)" = 2 ] || { echo "FAILED: $(PLUGIN_JAR) has other native files"; grep native/ $(BUILD)/plugin-listing.txt; exit 1; }
+	@out=$$(bindings-c/glibc-check.sh $(GLIBC_MAX) $(PLUGIN_NATIVES)/linux-*.so) || { echo "$$out"; echo "FAILED: plugin natives"; exit 1; }; \
+	  echo "$$out" | sed 's/^glibc-check/plugin natives glibc-check/'
+	@echo "plugin: $(PLUGIN_JAR) ($$(du -k $(PLUGIN_JAR) | cut -f1) KiB; natives $$(cd $(PLUGIN_NATIVES) && ls -l linux-*.so | awk '{printf "%s%s %d B", sep, $$9, $$5; sep=", "}'); no Kafka classes)"
 
 # $(call cluster_run,<test pattern>,<label>,<plugin jar or empty> [extra maven args])
 define cluster_run

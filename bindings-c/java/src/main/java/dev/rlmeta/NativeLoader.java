@@ -11,6 +11,8 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Properties;
 
@@ -85,23 +87,45 @@ final class NativeLoader {
         return p.getProperty("version");
     }
 
-    /** {@code <os>-<arch>}, e.g. {@code linux-x86_64}. */
+    /** The platforms a jar can carry a library for, as {@code <os>-<arch>} resource directories. */
+    static final List<String> KNOWN_PLATFORMS = List.of("linux-x86_64", "linux-aarch64");
+
+    /** {@code <os>-<arch>} of this JVM, e.g. {@code linux-x86_64}. */
     static String platform() {
-        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
-        if (os.startsWith("linux")) {
-            os = "linux";
-        } else if (os.startsWith("mac") || os.startsWith("darwin")) {
-            os = "macos";
-        } else if (os.startsWith("windows")) {
-            os = "windows";
+        return platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
+    }
+
+    /**
+     * The resource directory for a JVM reporting these {@code os.name} and {@code os.arch}:
+     * Linux with amd64 or x86_64 is {@code linux-x86_64}, Linux with aarch64 or arm64 is
+     * {@code linux-aarch64}; anything else throws {@link UnsupportedPlatformError} naming both and
+     * the platforms this jar carries.
+     */
+    static String platform(String osName, String osArch) {
+        String os = osName.toLowerCase(Locale.ROOT);
+        String arch = osArch.toLowerCase(Locale.ROOT);
+        String cpu = null;
+        if (arch.equals("amd64") || arch.equals("x86_64")) {
+            cpu = "x86_64";
+        } else if (arch.equals("aarch64") || arch.equals("arm64")) {
+            cpu = "aarch64";
         }
-        if (arch.equals("amd64") || arch.equals("x86-64")) {
-            arch = "x86_64";
-        } else if (arch.equals("arm64")) {
-            arch = "aarch64";
+        if (!os.startsWith("linux") || cpu == null) {
+            throw new UnsupportedPlatformError(osName, osArch, carried());
         }
-        return os + "-" + arch;
+        return "linux-" + cpu;
+    }
+
+    /** The platforms whose library this jar (class path) carries, in {@link #KNOWN_PLATFORMS} order. */
+    static List<String> carried() {
+        String file = fileName();
+        List<String> found = new ArrayList<>();
+        for (String p : KNOWN_PLATFORMS) {
+            if (NativeLoader.class.getResource("/dev/rlmeta/native/" + p + "/" + file) != null) {
+                found.add(p);
+            }
+        }
+        return found;
     }
 
     /** The versioned file name of the library, e.g. {@code librlmeta_c-0.1.0.so}. */
@@ -119,7 +143,8 @@ final class NativeLoader {
         try (InputStream in = NativeLoader.class.getResourceAsStream(resource)) {
             if (in == null) {
                 throw new UnsatisfiedLinkError("rlmeta: this jar has no native library for " + platform()
-                        + " (" + resource + "); set -D" + LIBRARY_PATH_PROPERTY + "=<path to librlmeta_c>");
+                        + " (" + resource + "; it carries " + describe(carried()) + "); set -D"
+                        + LIBRARY_PATH_PROPERTY + "=<path to librlmeta_c>");
             }
             library = in.readAllBytes();
         } catch (IOException e) {
@@ -178,6 +203,10 @@ final class NativeLoader {
                 throw new IOException(dir + " belongs to " + owner + ", not to " + me);
             }
         }
+    }
+
+    static String describe(List<String> platforms) {
+        return platforms.isEmpty() ? "no native library" : String.join(", ", platforms);
     }
 
     private static byte[] sha256(byte[] data) {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.File;
@@ -12,6 +13,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.jar.JarEntry;
@@ -30,7 +32,7 @@ class NativeLoaderTest {
         assertEquals(NativeLoader.Source.JAR_RESOURCE, NativeLoader.source());
 
         String resource = NativeLoader.resourceName();
-        assertEquals("/dev/rlmeta/native/linux-x86_64/librlmeta_c-" + NativeLoader.version() + ".so", resource);
+        assertEquals("/dev/rlmeta/native/" + NativeLoader.platform() + "/librlmeta_c-" + NativeLoader.version() + ".so", resource);
         byte[] packaged;
         try (InputStream in = RlMeta.class.getResourceAsStream(resource)) {
             assertNotNull(in, resource);
@@ -45,6 +47,55 @@ class NativeLoaderTest {
         List<String> mapped = Files.readAllLines(Path.of("/proc/self/maps")).stream()
                 .filter(l -> l.contains("librlmeta_c")).map(l -> l.substring(l.indexOf('/'))).distinct().toList();
         assertEquals(List.of(loaded.toString()), mapped);
+    }
+
+    /** Each os.arch a JVM on x86_64 Linux reports (amd64 on Linux, x86_64 elsewhere) picks linux-x86_64. */
+    @Test
+    void x86_64ArchNames() {
+        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "amd64"));
+        assertEquals("linux-x86_64", NativeLoader.platform("Linux", "x86_64"));
+    }
+
+    /** Each os.arch a JVM on 64-bit ARM Linux reports (aarch64, or arm64 on some builds) picks linux-aarch64. */
+    @Test
+    void aarch64ArchNames() {
+        assertEquals("linux-aarch64", NativeLoader.platform("Linux", "aarch64"));
+        assertEquals("linux-aarch64", NativeLoader.platform("Linux", "arm64"));
+    }
+
+    /** This JVM's own os.arch maps to the directory of the library it loaded. */
+    @Test
+    void thisJvmsArch() {
+        RlMeta.version();
+        String expected = NativeLoader.platform(System.getProperty("os.name"), System.getProperty("os.arch"));
+        assertEquals(NativeLoader.platform(), expected);
+        assertTrue(NativeLoader.carried().contains(expected), NativeLoader.carried().toString());
+    }
+
+    /** Any other arch is a typed error naming the arch and the platforms this jar carries. */
+    @Test
+    void unsupportedArch() {
+        List<String> carried = NativeLoader.carried();
+        assertTrue(carried.contains(NativeLoader.platform()), carried.toString()); // the library this test run loads
+        for (String arch : List.of("ppc64le", "s390x", "riscv64", "x86", "arm", "")) {
+            UnsupportedPlatformError e = assertThrows(UnsupportedPlatformError.class,
+                    () -> NativeLoader.platform("Linux", arch));
+            assertEquals(arch, e.getOsArch());
+            assertEquals("Linux", e.getOsName());
+            assertEquals(carried, e.getCarried());
+            assertTrue(e.getMessage().contains("os.arch \"" + arch + "\""), e.getMessage());
+            assertTrue(e.getMessage().contains("this jar carries " + String.join(", ", carried) + " "), e.getMessage());
+            assertTrue(e instanceof UnsatisfiedLinkError);
+        }
+    }
+
+    /** A supported arch on another operating system is the same typed error. */
+    @Test
+    void unsupportedOs() {
+        UnsupportedPlatformError e = assertThrows(UnsupportedPlatformError.class,
+                () -> NativeLoader.platform("Mac OS X", "aarch64"));
+        assertEquals("Mac OS X", e.getOsName());
+        assertTrue(e.getMessage().contains("os.name \"Mac OS X\", os.arch \"aarch64\""), e.getMessage());
     }
 
     /** rlmeta.library.path loads an explicit file instead (in a fresh JVM). */
@@ -91,10 +142,16 @@ class NativeLoaderTest {
 
     private static String runJvm(String classPath, String property) throws IOException, InterruptedException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process p = new ProcessBuilder(java.toString(), "-Xcheck:jni", property,
-                "-cp", classPath, Probe.class.getName())
-                .redirectErrorStream(true).start();
-        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "child JVM timed out");
+        // rlmeta.test.launcher: a command the child JVM runs under (make jni-aarch64-test: qemu-aarch64)
+        List<String> command = new ArrayList<>();
+        for (String word : System.getProperty("rlmeta.test.launcher", "").split(" ")) {
+            if (!word.isEmpty()) {
+                command.add(word);
+            }
+        }
+        command.addAll(List.of(java.toString(), "-Xcheck:jni", property, "-cp", classPath, Probe.class.getName()));
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        assertTrue(p.waitFor(180, TimeUnit.SECONDS), "child JVM timed out"); // a hang guard (qemu is slow), not a timing check
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), out);
         return out;
