@@ -231,18 +231,25 @@ public final class KafkaCluster implements AutoCloseable {
     }
 
     private Path writeConfig(int id, Map<String, String> config) throws IOException {
-        Path dir = work.resolve("node-" + id);
+        return writeNodeFiles(work.resolve("node-" + id), config, logFile(id));
+    }
+
+    /**
+     * Writes a node's server.properties (from `config`) and its log4j2.properties (the broker's own
+     * log to `logFile`, rlmeta and RemoteLogManager at INFO, remote-storage deletions at DEBUG) into
+     * `dir`; returns the server.properties path. Shared by every harness that starts a Kafka JVM.
+     */
+    static Path writeNodeFiles(Path dir, Map<String, String> config, Path logFile) throws IOException {
         Files.createDirectories(dir);
         Path file = dir.resolve("server.properties");
         StringBuilder sb = new StringBuilder();
         config.forEach((k, v) -> sb.append(k).append('=').append(v.replace("\\", "\\\\")).append('\n'));
         Files.writeString(file, sb.toString());
-        Path log4j = dir.resolve("log4j2.properties");
-        Files.writeString(log4j, String.join("\n",
+        Files.writeString(dir.resolve("log4j2.properties"), String.join("\n",
                 "status = warn",
                 "appender.file.type = File",
                 "appender.file.name = FILE",
-                "appender.file.fileName = " + logFile(id),
+                "appender.file.fileName = " + logFile,
                 "appender.file.layout.type = PatternLayout",
                 "appender.file.layout.pattern = [%d] %p %m (%c)%n",
                 "rootLogger.level = WARN",

@@ -62,6 +62,14 @@ class PluginApiTest {
     static String dumpBefore;
 
     static Map<String, Object> configs(String name) {
+        return rlmmConfigs(cluster, work, "rlmeta-api-test-" + name, 20_000);
+    }
+
+    /**
+     * What a broker passes an RLMM driven by a test directly (as node 100 of `cluster`): a 3-partition
+     * metadata topic, the producer's client id, `consume.wait.ms`, and a dump file under `work`.
+     */
+    static Map<String, Object> rlmmConfigs(KafkaCluster cluster, Path work, String clientId, long consumeWaitMs) {
         Map<String, Object> c = new HashMap<>();
         c.put("remote.log.metadata.common.client.bootstrap.servers", cluster.bootstrap());
         c.put("broker.id", "100");
@@ -70,9 +78,9 @@ class PluginApiTest {
         c.put("remote.log.metadata.topic.num.partitions", "3");
         c.put("remote.log.metadata.topic.replication.factor", "1");
         c.put("remote.log.metadata.topic.min.isr", "1");
-        c.put("remote.log.metadata.consume.wait.ms", "20000");
-        c.put("remote.log.metadata.producer.client.id", "rlmeta-api-test-" + name);
-        c.put(RlmetaRemoteLogMetadataManager.DUMP_PATH, work.resolve(name + "-dump.json").toString());
+        c.put("remote.log.metadata.consume.wait.ms", Long.toString(consumeWaitMs));
+        c.put("remote.log.metadata.producer.client.id", clientId);
+        c.put(RlmetaRemoteLogMetadataManager.DUMP_PATH, work.resolve(clientId + "-dump.json").toString());
         return c;
     }
 

@@ -81,19 +81,10 @@ class PluginFaultTest {
     static long nextStart;
 
     static Map<String, Object> configs(String name) {
-        Map<String, Object> c = new HashMap<>();
-        c.put("remote.log.metadata.common.client.bootstrap.servers", cluster.bootstrap());
-        c.put("broker.id", "100");
-        c.put("node.id", "100");
-        c.put("log.dir", work.toString());
-        c.put("remote.log.metadata.topic.num.partitions", "3");
-        c.put("remote.log.metadata.topic.replication.factor", "1");
-        c.put("remote.log.metadata.topic.min.isr", "1");
-        // far above the waits below: a write future that fails here failed for its own reason, not a timeout
-        c.put("remote.log.metadata.consume.wait.ms", "180000");
+        // consume.wait.ms far above the waits below: a write future that fails here failed for its own
+        // reason, not a timeout
+        Map<String, Object> c = PluginApiTest.rlmmConfigs(cluster, work, "rlmeta-fault-test-" + name, 180_000);
         c.put("remote.log.metadata.consumer.max.poll.records", "5000");
-        c.put("remote.log.metadata.producer.client.id", "rlmeta-fault-test-" + name);
-        c.put(RlmetaRemoteLogMetadataManager.DUMP_PATH, work.resolve(name + "-dump.json").toString());
         return c;
     }
 

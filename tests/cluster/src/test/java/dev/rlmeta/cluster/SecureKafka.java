@@ -235,29 +235,7 @@ public final class SecureKafka implements AutoCloseable {
     }
 
     private Path writeConfig() throws IOException {
-        Path dir = work.resolve("node");
-        Files.createDirectories(dir);
-        Path file = dir.resolve("server.properties");
-        StringBuilder sb = new StringBuilder();
-        config().forEach((k, v) -> sb.append(k).append('=').append(v.replace("\\", "\\\\")).append('\n'));
-        Files.writeString(file, sb.toString());
-        Files.writeString(dir.resolve("log4j2.properties"), String.join("\n",
-                "status = warn",
-                "appender.file.type = File",
-                "appender.file.name = FILE",
-                "appender.file.fileName = " + logFile(),
-                "appender.file.layout.type = PatternLayout",
-                "appender.file.layout.pattern = [%d] %p %m (%c)%n",
-                "rootLogger.level = WARN",
-                "rootLogger.appenderRef.file.ref = FILE",
-                "logger.raft.name = kafka.server.KafkaRaftServer",
-                "logger.raft.level = INFO",
-                "logger.rlmeta.name = dev.rlmeta",
-                "logger.rlmeta.level = INFO",
-                "logger.rlm.name = org.apache.kafka.server.log.remote",
-                "logger.rlm.level = INFO",
-                ""));
-        return file;
+        return KafkaCluster.writeNodeFiles(work.resolve("node"), config(), logFile());
     }
 
     private List<String> java(String... args) throws IOException {
