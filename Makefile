@@ -28,13 +28,13 @@ help:
 	@echo "make demo   run the main job on embedded sample data"
 	@echo "make test   install what is needed, then run every test of every language"
 	@echo "make bench  run the criterion benchmarks"
-	@echo "make cross-test  the slow aarch64 (qemu) and portable-wheel checks"
+	@echo "make cross-test  the sdist built from source by pip in a fresh venv (slow)"
 
 $(BUILD):
 	mkdir -p $(BUILD)
 
 # ---------------------------------------------------------------- setup (idempotent)
-setup: setup-rust setup-py setup-node setup-valgrind setup-cross
+setup: setup-rust setup-py setup-node setup-valgrind setup-cross setup-arm64
 setup-rust:
 	rustup component add clippy rustfmt >/dev/null 2>&1 || true
 	rustup target add wasm32-unknown-unknown
@@ -59,7 +59,7 @@ setup-cross: setup-py
 	  || $(VPY) -m pip install -q ziglang==$(ZIGLANG_VERSION) cargo-zigbuild==$(CARGO_ZIGBUILD_VERSION) auditwheel==$(AUDITWHEEL_VERSION)
 	@if ! command -v qemu-aarch64-static >/dev/null || [ ! -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ]; then \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-user-static libc6-arm64-cross; fi
-# An aarch64 user land for qemu -L (make cross-test): Debian's python3.11 and openjdk-17-jre-headless
+# An aarch64 user land for qemu -L (wheel-aarch64-test, jni-aarch64-test): Debian's python3.11 and openjdk-17-jre-headless
 # for arm64, fetched with apt-get download and unpacked with dpkg -x into ARM64_ROOT, so nothing of
 # arm64 is installed into the system (only dpkg's foreign-architecture list gains arm64).
 ARM64_ROOT := target/arm64-root
@@ -100,9 +100,8 @@ include tests/package/rules.mk
 
 test: setup lint rust-test conformance examples-test crafted-check $(BINDING_TESTS) e2e-test
 
-# Slow cross-architecture checks (not in make test; about 8 minutes on 2 cores): the manylinux2014
-# wheels and sdist (make wheels), the aarch64 wheel's vector tests and the Java library's JUnit
-# tests on aarch64 under qemu, the sdist built by pip in a fresh venv.
+# The slow portability check (not in make test: a full release build from source, minutes on 2
+# cores): the sdist built by pip in a fresh venv. The wheels and the aarch64 checks are in make test.
 .PHONY: cross-test
 cross-test: setup-arm64 $(CROSS_TESTS)
 

@@ -111,12 +111,13 @@ RLMETA_VITE_APP=$VITE_APP node_tests "npm: Vite app in Chromium" "$ROOT" vite-ap
 
 # ---------------------------------------------------------------- Maven
 # The library is built apart from jni-test's target/ (rlmeta.build.dir) with the release native
-# library, and deployed by the same Maven run; the plugin jar is make plugin's.
+# library that make plugin puts in the plugin jar (`make natives`: linux-x86_64, glibc 2.17), and
+# deployed by the same Maven run; the plugin jar is make plugin's.
 LIB_BUILD=$WORK/maven-build/rlmeta
 library_deploy() {
   rm -rf "$LIB_BUILD" "$MAVEN_REPO"
   (cd "$ROOT/bindings-c/java" && "${MVN[@]}" -q package org.apache.maven.plugins:maven-deploy-plugin:2.7:deploy \
-    -Dmaven.test.skip=true -Drlmeta.native.dir="$ROOT/target/release" -Drlmeta.build.dir="$LIB_BUILD" \
+    -Dmaven.test.skip=true -Drlmeta.native.dir="$ROOT/target/x86_64-unknown-linux-gnu/release" -Drlmeta.build.dir="$LIB_BUILD" \
     -DaltDeploymentRepository="rlmeta-local::default::file://$MAVEN_REPO" -DupdateReleaseInfo=true) || return 1
   unzip -l "$LIB_BUILD/rlmeta-$VERSION.jar" | grep "dev/rlmeta/native/linux-x86_64/librlmeta_c-$VERSION.so" \
     && cmp "$LIB_BUILD/rlmeta-$VERSION.jar" "$MAVEN_REPO/dev/rlmeta/rlmeta/$VERSION/rlmeta-$VERSION.jar"
