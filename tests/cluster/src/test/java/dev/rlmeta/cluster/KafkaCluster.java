@@ -162,6 +162,29 @@ public final class KafkaCluster implements AutoCloseable {
         }
     }
 
+    /**
+     * A small test node's threads, internal topics (`replicationFactor` replicas, one partition) and
+     * quick background tasks (retention checks, deletions), shared by every harness that starts a
+     * Kafka JVM.
+     */
+    static void putSmallNodeDefaults(Map<String, String> c, int replicationFactor) {
+        String rf = Integer.toString(replicationFactor);
+        c.put("num.network.threads", "2");
+        c.put("num.io.threads", "2");
+        c.put("background.threads", "2");
+        c.put("offsets.topic.replication.factor", rf);
+        c.put("offsets.topic.num.partitions", "1");
+        c.put("transaction.state.log.replication.factor", rf);
+        c.put("transaction.state.log.min.isr", "1");
+        c.put("share.coordinator.state.topic.replication.factor", rf);
+        c.put("share.coordinator.state.topic.min.isr", "1");
+        c.put("group.initial.rebalance.delay.ms", "0");
+        c.put("auto.create.topics.enable", "false");
+        c.put("log.retention.check.interval.ms", "1000");
+        c.put("log.initial.task.delay.ms", "500");
+        c.put("file.delete.delay.ms", "1000");
+    }
+
     private Map<String, String> brokerConfig(int id) {
         int port = brokerPorts.get(id);
         Map<String, String> c = new LinkedHashMap<>();
@@ -175,20 +198,7 @@ public final class KafkaCluster implements AutoCloseable {
         c.put("inter.broker.listener.name", "PLAINTEXT");
         c.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
         c.put("log.dirs", dataDir(id).toString());
-        c.put("num.network.threads", "2");
-        c.put("num.io.threads", "2");
-        c.put("background.threads", "2");
-        c.put("offsets.topic.replication.factor", Integer.toString(metadataReplicationFactor));
-        c.put("offsets.topic.num.partitions", "1");
-        c.put("transaction.state.log.replication.factor", Integer.toString(metadataReplicationFactor));
-        c.put("transaction.state.log.min.isr", "1");
-        c.put("share.coordinator.state.topic.replication.factor", Integer.toString(metadataReplicationFactor));
-        c.put("share.coordinator.state.topic.min.isr", "1");
-        c.put("group.initial.rebalance.delay.ms", "0");
-        c.put("auto.create.topics.enable", "false");
-        c.put("log.retention.check.interval.ms", "1000");
-        c.put("log.initial.task.delay.ms", "500");
-        c.put("file.delete.delay.ms", "1000");
+        putSmallNodeDefaults(c, metadataReplicationFactor);
         c.put("log.cleaner.backoff.ms", "1000");
         c.put("log.cleaner.threads", "1");
         c.put("log.cleaner.dedupe.buffer.size", "2097152");

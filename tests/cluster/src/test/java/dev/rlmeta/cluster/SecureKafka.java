@@ -137,11 +137,9 @@ public final class SecureKafka implements AutoCloseable {
         return c;
     }
 
-    /** SSL client settings with the client certificate of `cn` (keystore PKCS12, truststore JKS). */
-    public Map<String, Object> mtlsClient(String cn) {
-        Map<String, Object> c = new LinkedHashMap<>();
-        c.put("bootstrap.servers", mtlsBootstrap());
-        c.put("security.protocol", "SSL");
+    /** The key and trust store settings of `cn`'s certificate (keystore PKCS12, truststore JKS). */
+    private Map<String, String> stores(String cn) {
+        Map<String, String> c = new LinkedHashMap<>();
         c.put("ssl.keystore.location", keystore(cn).toString());
         c.put("ssl.keystore.type", "PKCS12");
         c.put("ssl.keystore.password", PASSWORD);
@@ -149,6 +147,15 @@ public final class SecureKafka implements AutoCloseable {
         c.put("ssl.truststore.location", truststore().toString());
         c.put("ssl.truststore.type", "JKS");
         c.put("ssl.truststore.password", PASSWORD);
+        return c;
+    }
+
+    /** SSL client settings with the client certificate of `cn` (keystore PKCS12, truststore JKS). */
+    public Map<String, Object> mtlsClient(String cn) {
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.put("bootstrap.servers", mtlsBootstrap());
+        c.put("security.protocol", "SSL");
+        c.putAll(stores(cn));
         return c;
     }
 
@@ -183,13 +190,7 @@ public final class SecureKafka implements AutoCloseable {
         c.put("listener.security.protocol.map", "CONTROLLER:SSL,SECURE:SASL_SSL,MTLS:SSL");
         c.put("controller.listener.names", "CONTROLLER");
         c.put("inter.broker.listener.name", "MTLS");
-        c.put("ssl.keystore.location", keystore("broker").toString());
-        c.put("ssl.keystore.type", "PKCS12");
-        c.put("ssl.keystore.password", PASSWORD);
-        c.put("ssl.key.password", PASSWORD);
-        c.put("ssl.truststore.location", truststore().toString());
-        c.put("ssl.truststore.type", "JKS");
-        c.put("ssl.truststore.password", PASSWORD);
+        c.putAll(stores("broker"));
         c.put("ssl.client.auth", "required");
         c.put("listener.name.secure.ssl.client.auth", "none");
         c.put("sasl.enabled.mechanisms", "SCRAM-SHA-512");
@@ -200,20 +201,7 @@ public final class SecureKafka implements AutoCloseable {
         c.put("allow.everyone.if.no.acl.found", "false");
         c.put("super.users", "User:CN=broker;User:" + ADMIN);
         c.put("log.dirs", work.resolve("node").resolve("data").toString());
-        c.put("num.network.threads", "2");
-        c.put("num.io.threads", "2");
-        c.put("background.threads", "2");
-        c.put("offsets.topic.replication.factor", "1");
-        c.put("offsets.topic.num.partitions", "1");
-        c.put("transaction.state.log.replication.factor", "1");
-        c.put("transaction.state.log.min.isr", "1");
-        c.put("share.coordinator.state.topic.replication.factor", "1");
-        c.put("share.coordinator.state.topic.min.isr", "1");
-        c.put("group.initial.rebalance.delay.ms", "0");
-        c.put("auto.create.topics.enable", "false");
-        c.put("log.retention.check.interval.ms", "1000");
-        c.put("log.initial.task.delay.ms", "500");
-        c.put("file.delete.delay.ms", "1000");
+        KafkaCluster.putSmallNodeDefaults(c, 1);
         c.put("remote.log.storage.system.enable", "true");
         c.put("remote.log.storage.manager.class.name", "dev.rlmeta.e2e.FileRemoteStorageManager");
         c.put("remote.log.storage.manager.class.path", prop("rlmeta.rsm.jar"));
