@@ -345,10 +345,12 @@ impl Sim {
             ));
         }
         for epoch in 0..=self.epoch {
-            let (hf, hc) = (
-                full.highest_offset_for_epoch(tp, epoch).ok().flatten(),
-                cleaned.highest_offset_for_epoch(tp, epoch).ok().flatten(),
-            );
+            // A failed query is a failure, not "no offset" (which would pass the comparison).
+            let ask = |s: &Store, which: &str| {
+                s.highest_offset_for_epoch(tp, epoch)
+                    .map_err(|e| format!("epoch {epoch}: the {which} log's store failed: {e}"))
+            };
+            let (hf, hc) = (ask(&full, "full")?, ask(&cleaned, "cleaned")?);
             if hc > hf {
                 return Err(format!(
                     "epoch {epoch}: highest offset {hc:?} above the full log's {hf:?}"

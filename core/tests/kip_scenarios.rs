@@ -229,7 +229,8 @@ fn scenario_2_leadership_change_during_upload() {
 #[test]
 fn scenario_3_failed_upload_same_epoch() {
     let mut c = Cluster::new();
-    c.started(uuid(0xA), 2001, 3000, 5).unwrap_or_default();
+    c.started(uuid(0xA), 2001, 3000, 5)
+        .expect("the first upload of the offsets starts");
     let refused = c.started(uuid(0xB), 2001, 3000, 5);
     assert_eq!(
         refused.err().map(|e| e.kind()),
@@ -380,7 +381,9 @@ fn disablement_delete_policy_tombstones_every_key_and_retain_keeps_them() {
         c.upload(uuid(1), 0, 99, 1);
         c.upload(uuid(2), 100, 199, 2);
         let mut tiering = Tiering::enabled();
-        let epoch = tiering.disable(policy).unwrap_or_default();
+        let epoch = tiering
+            .disable(policy)
+            .expect("an enabled topic can be disabled");
         for id in segments_to_delete(&c.store, &tp(), policy) {
             c.delete(id, 3);
         }

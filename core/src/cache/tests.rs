@@ -60,7 +60,7 @@ fn started(n: i64, start: i64, end: i64, epochs: &[(i32, i64)]) -> Vec<u8> {
         }),
     }
     .encode()
-    .unwrap_or_default()
+    .expect("a test segment record encodes")
 }
 
 fn update(n: i64, state: SegmentState) -> Vec<u8> {
@@ -78,7 +78,7 @@ fn update(n: i64, state: SegmentState) -> Vec<u8> {
         }),
     }
     .encode()
-    .unwrap_or_default()
+    .expect("a test update record encodes")
 }
 
 struct Log {
@@ -96,17 +96,18 @@ impl Log {
         self.offset += 1;
         self.store.apply(self.offset, None, Some(&value))
     }
+    /// The segment Kafka's cache would serve; a failed query fails the test (it is not "none").
     fn at(&self, epoch: i32, offset: i64) -> Option<Uuid> {
         self.store
             .segment_for(&tp(), epoch, offset)
-            .ok()
-            .flatten()
+            .expect("segment_for answers on an initialized partition")
             .map(|m| m.id)
     }
+    /// An epoch's segments; a failed query fails the test (it is not "no segments").
     fn epoch_states(&self, epoch: i32) -> Vec<(Uuid, SegmentState)> {
         self.store
             .segments_for_epoch(&tp(), epoch)
-            .unwrap_or_default()
+            .expect("segments_for_epoch answers on an initialized partition")
             .into_iter()
             .map(|m: &SegmentMetadata| (m.id, m.state))
             .collect()
@@ -151,7 +152,11 @@ fn lifecycle_of_four_segments() {
     log.push(update(0, DeleteSegmentFinished));
     assert_eq!(log.at(0, 10), None);
     let highest: Vec<_> = (0..6)
-        .map(|e| log.store.highest_offset_for_epoch(&tp(), e).ok().flatten())
+        .map(|e| {
+            log.store
+                .highest_offset_for_epoch(&tp(), e)
+                .expect("highest_offset_for_epoch answers on an initialized partition")
+        })
         .collect();
     assert_eq!(
         highest,
@@ -363,7 +368,7 @@ fn keyed_records_read_plain_or_in_full_leave_the_same_state() {
     use crate::key::RecordKey;
     let key = |end: i64, update: bool| {
         let k = RecordKey::new(tp().topic_id, "foo", 0, end, 0, update).map(|k| k.format());
-        k.unwrap_or_default().into_bytes()
+        k.expect("a valid record key").into_bytes()
     };
     // Offsets of segment n are 100n..100n+99; its key is (end offset, epoch 0).
     let end = |n: i64| 100 * n + 99;
@@ -409,7 +414,9 @@ fn keyed_records_read_plain_or_in_full_leave_the_same_state() {
     plain.mark_initialized(&tp());
     full.mark_initialized(&tp());
     let ids = |s: &Store| -> Vec<(Uuid, SegmentState)> {
-        let segments = s.segments(&tp()).unwrap_or_default();
+        let segments = s
+            .segments(&tp())
+            .expect("segments answers on an initialized partition");
         segments.iter().map(|m| (m.id, m.state)).collect()
     };
     assert_eq!(ids(&plain), ids(&full));
@@ -517,7 +524,7 @@ fn a_partition_named_by_id_alone_is_the_held_then_the_first_loaded() {
             }),
         }
         .encode()
-        .unwrap_or_default();
+        .expect("a test partition-delete record encodes");
         assert_eq!(
             store.apply(offset as i64, None, Some(&delete)),
             Applied::Applied
