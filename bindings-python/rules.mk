@@ -37,7 +37,7 @@ py-install: py-wheel py-deps
 	$(VPY) -m pip install -q --no-deps --no-index --force-reinstall $(PY_WHEELS)/rlmeta-*.whl
 
 py-test: py-install
-	RLMETA_VECTORS="$(abspath $(VECTORS))" PYTHONDONTWRITEBYTECODE=1 $(VPY) -m pytest -q $(PY_DIR)/tests
+	RLMETA_VECTORS="$(abspath $(VECTORS))" PYTHONDONTWRITEBYTECODE=1 $(VPY) -m pytest -q -rs $(PY_DIR)/tests
 
 BINDING_TESTS += py-test
 

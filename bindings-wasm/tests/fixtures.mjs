@@ -20,6 +20,8 @@ function walk(dir) {
 export const SEGMENT_FIXTURES = walk(FIXTURES).filter((p) => p.endsWith('.log')).map((p) => relative(ROOT, p)).sort();
 /** Every checkpoint file under tests/fixtures. */
 export const CHECKPOINT_FIXTURES = walk(FIXTURES).filter((p) => p.endsWith('.checkpoint')).map((p) => relative(ROOT, p)).sort();
+// No input is a failure, not zero passing tests.
+if (SEGMENT_FIXTURES.length === 0 || CHECKPOINT_FIXTURES.length === 0) throw new Error(`no segment or checkpoint files under ${FIXTURES}`);
 
 const INSPECT = process.env.RLMETA_INSPECT; // a built inspect binary; else cargo run
 

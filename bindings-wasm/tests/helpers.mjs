@@ -112,7 +112,10 @@ export function vectorFiles() {
   const listed = (process.env.RLMETA_VECTORS ?? '').split(/\s+/).filter(Boolean);
   if (listed.length > 0) return listed;
   const dir = join(ROOT, 'tests/vectors');
-  return readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => join(dir, f));
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort().map((f) => join(dir, f));
+  // No input is a failure, not zero passing tests.
+  if (files.length === 0) throw new Error(`no vector files in ${dir}`);
+  return files;
 }
 
 export function hexToBytes(hex) {

@@ -76,7 +76,7 @@ define cluster_run
 	  || { tail -n 80 $(BUILD)/$(2).log; echo "FAILED: $(2) (log $(BUILD)/$(2).log, broker logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; }
 	@grep '^\[' $(BUILD)/$(2).log | grep -v '^\[INFO\]\|^\[WARNING\]\|^\[ERROR\]' || true
 	@awk -F'[:,] *' '/^Tests run:/ { run += $$2; fail += $$4 + $$6; skip += $$8 } \
-	  END { printf "$(2): %d passed, %d failed, %d skipped\n", run - fail - skip, fail, skip }' $(CLUSTER_REPORTS)/*.txt
+	  END { printf "$(2): %d passed, %d failed, %d skipped\n", run - fail - skip, fail, skip; exit (run - skip == 0 || fail > 0) }' $(CLUSTER_REPORTS)/*.txt
 endef
 
 plugin-test: plugin
