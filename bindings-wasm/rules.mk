@@ -115,7 +115,12 @@ inspector-build: wasm-build $(VITE)
 
 # inspector-test: the page built from disk, in Debian's Chromium headless shell driven by
 # playwright-core (node --test): every fixture under tests/fixtures against inspect --json,
-# checkpoints against kafka-dump-log, bad files, 1.5M rows. Screenshots: build/inspector-test/.
+# checkpoints against kafka-dump-log, bad files, 1.5M rows (page.test.mjs); and the page and
+# inspect --json against Kafka 4.4.0 itself (kafka.test.mjs): every field of every batch, record,
+# table row and detail panel against Kafka's DumpLogSegments, the counts against its record
+# headers, the live segments against Kafka's own store fed by Kafka's own file reader. Those
+# references are made from the jars in the same run (inspector-kafka-ref; tests/e2e/dump-fixtures.sh
+# and tests/interop FileReplay). Screenshots: build/inspector-test/.
 INSPECTOR_TESTS := $(wildcard $(WASM_DIR)/inspector/tests/*.test.mjs)
 CHROMIUM_SHELL  := /usr/lib/chromium/chromium-headless-shell
 WASM_GEN        := $(or $(CARGO_TARGET_DIR),target)/release/gen_segment
@@ -128,9 +133,18 @@ inspector-browser:
 inspector-bins:
 	$(CARGO) build -q --release -p rlmeta-examples --bin inspect --bin gen_segment
 
-inspector-test: inspector-build inspector-bins inspector-browser
+INSPECTOR_KAFKA_REF := $(BUILD)/inspector-kafka
+INSPECTOR_SEGMENTS  := $(shell find tests/fixtures -name '*.log' -type f | LC_ALL=C sort)
+
+.PHONY: inspector-kafka-ref
+inspector-kafka-ref: | $(BUILD)
+	@rm -rf $(INSPECTOR_KAFKA_REF) && mkdir -p $(INSPECTOR_KAFKA_REF)
+	@tests/e2e/dump-fixtures.sh $(INSPECTOR_KAFKA_REF)
+	@$(call INTEROP_RUN,diff.FileReplay,$(INSPECTOR_KAFKA_REF)/replay.json $(INSPECTOR_SEGMENTS))
+
+inspector-test: inspector-build inspector-bins inspector-browser inspector-kafka-ref
 	RLMETA_INSPECT="$(abspath $(WASM_INSPECT))" RLMETA_GEN_SEGMENT="$(abspath $(WASM_GEN))" RLMETA_CHROMIUM=$(CHROMIUM_SHELL) \
-	  node --test $(INSPECTOR_TESTS)
+	  RLMETA_KAFKA_REF="$(abspath $(INSPECTOR_KAFKA_REF))" node --test $(INSPECTOR_TESTS)
 
 BINDING_TESTS += inspector-test
 

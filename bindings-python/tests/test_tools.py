@@ -49,7 +49,11 @@ def test_scan_reports_kinds_and_null_keys_of_every_partition(capsys):
     assert all(len(p["nullKeys"]) == p["records"] for p in doc["partitions"])
     rc, out, _ = run_cli(capsys, "scan", str(KEYED))
     assert "by kind: 0 null-key, 11 keyed, 4 tombstones" in out and "tombstone at offset 5" in out
-    assert "records that would stop a pre-KIP-1266 broker's metadata consumer: 4" in out
+    # Kafka 4.4.0's own kafka-dump-log fails on each of them (its version-1 values and tombstones).
+    kafka_dump = (REPO / "tests" / "fixtures" / "crafted" / "dump" / "kip1266-keyed.txt").read_text()
+    fails = kafka_dump.count("payload: Error at offset")
+    assert fails == 15
+    assert f"records that would stop a pre-KIP-1266 broker's metadata consumer: {fails}" in out
 
 
 def test_scan_finds_stuck_uploads(capsys):

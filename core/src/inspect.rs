@@ -18,7 +18,7 @@ use crate::cache::{Applied, Skip, Store};
 use crate::compaction::{Log, TopicConfig};
 use crate::feature::MetadataLevel;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
-use crate::record::{Record, decode_value};
+use crate::record::{PRE_KIP1266_HIGHEST_VERSION, Record, decode_value};
 
 /// One segment's lifecycle as the records tell it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -153,8 +153,11 @@ impl Inspector {
             (Some(_), Some(_)) => summary.keyed_records += 1,
             (Some(_), None) => summary.tombstones += 1,
         }
+        // A value of a KIP-1266 version is applied here, but stops an older broker's consumer.
+        let mut fatal = false;
         if let Some(Ok(v)) = value.map(decode_value) {
             fold(&mut self.lifecycles, &v, offset);
+            fatal = v.version > PRE_KIP1266_HIGHEST_VERSION;
         }
         let applied = self.store.apply(offset, key, value);
         if let Applied::Skipped(skip) = &applied {
@@ -168,9 +171,10 @@ impl Inspector {
                 }
                 _ => {}
             }
-            if skip.fatal_to_kafka() {
-                summary.fatal_to_old_brokers += 1;
-            }
+            fatal |= skip.fatal_to_kafka();
+        }
+        if fatal {
+            summary.fatal_to_old_brokers += 1;
         }
         applied
     }

@@ -21,6 +21,9 @@ use crate::wire::{RawTaggedField, Reader, Writer};
 pub const FRAME_VERSION: i16 = 1;
 /// The highest record version rlmeta reads and writes (KIP-1266's version 1).
 pub const HIGHEST_VERSION: i16 = 1;
+/// The highest record version a broker that predates KIP-1266 reads (Kafka 4.4.0's schemas have
+/// version 0 only; its serde throws on anything newer, and its metadata consumer stops).
+pub const PRE_KIP1266_HIGHEST_VERSION: i16 = 0;
 /// Kafka 4.4.0 refuses a tagged-field section claiming more fields than this.
 const MAX_TAGGED_FIELDS: u32 = 10_000;
 /// Frame header numbers above this are refused ("Value for ... was too large").

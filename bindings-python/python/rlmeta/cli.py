@@ -196,7 +196,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         undecodable: List[Tuple[int, str]] = []
         levels: List[Tuple[int, str]] = []
         bad_keys: List[Tuple[int, str]] = []
-        fatal = last_ts = 0
+        last_ts = 0
         if part.files:  # natively: only null keys and what replay did not simply apply come back
             findings = []
             for f in part.files:
@@ -214,7 +214,6 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
                         null_keys.append((offset, ts))
                     findings.append((offset, a))
         for offset, a in findings:
-            fatal += a.fatal_to_kafka
             if a.skip is SkipKind.TOMBSTONE:
                 tombstones.append((offset, a.detail))
             elif a.skip is SkipKind.UNDECODABLE:
@@ -233,7 +232,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
             "partition": part.name, "readToEnd": part.read_to_end, "records": s.records,
             "byKind": {"nullKey": s.null_key_records, "keyed": s.keyed_records, "tombstones": s.tombstones,
                        "undecodable": s.undecodable, "levelRecords": len(levels)},
-            "fatalToPreKip1266Brokers": fatal,
+            "fatalToPreKip1266Brokers": s.fatal_to_old_brokers,
             "nullKeys": [{"offset": o, "timestamp": t} for o, t in null_keys],
             "tombstones": [{"offset": o, "key": k} for o, k in tombstones],
             "undecodable": [{"offset": o, "error": e} for o, e in undecodable],
@@ -253,7 +252,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         lines.append(f"{part.name}: {s.records} records{'' if part.read_to_end else ' (NOT read to its end)'}")
         lines.append(f"  by kind: {s.null_key_records} null-key, {s.keyed_records} keyed, {s.tombstones} tombstones, "
                      f"{s.undecodable} undecodable, {len(levels)} level records")
-        lines.append(f"  records that would stop a pre-KIP-1266 broker's metadata consumer: {fatal}")
+        lines.append(f"  records that would stop a pre-KIP-1266 broker's metadata consumer: {s.fatal_to_old_brokers}")
         if null_keys:
             lines.append(f"  null-key records: {len(null_keys)} (offsets {null_keys[0][0]}-{null_keys[-1][0]}, "
                          f"timestamps {min(t for _, t in null_keys)}-{max(t for _, t in null_keys)})")
