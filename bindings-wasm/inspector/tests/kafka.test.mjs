@@ -25,7 +25,7 @@ const REF = process.env.RLMETA_KAFKA_REF;
 if (!REF) throw new Error('RLMETA_KAFKA_REF is not set: run `make inspector-test` (it makes the Kafka references first)');
 assert.ok(SEGMENT_FIXTURES.length >= 10, `segment fixtures: ${SEGMENT_FIXTURES.join(', ')}`);
 
-/** `k: v k: v …` pairs of a dump line (values have no spaces) up to `stop`, if given. */
+/** The `name: value` pairs of a dump line's head (no value there has a space). */
 function pairs(text) {
   const t = text.split(' ');
   const out = [];
@@ -55,12 +55,14 @@ function parseDump(text) {
       const p = pairs(line);
       const b = { records: [] };
       p.forEach(([k, v], i) => {
-        const name = BATCH_FIELDS[i] === 'TIME' ? 'TIME' : k;
-        assert.equal(name === 'TIME' ? 'TIME' : k, BATCH_FIELDS[i], `batch field ${i} in ${line}`);
-        if (name === 'TIME') {
+        if (BATCH_FIELDS[i] === 'TIME') {
+          // the label is the timestamp type (CreateTime or LogAppendTime), the value the batch's max
           b.timestampType = k;
           b.maxTimestamp = v;
-        } else b[k] = v;
+        } else {
+          assert.equal(k, BATCH_FIELDS[i], `batch field ${i} in ${line}`);
+          b[k] = v;
+        }
       });
       assert.equal(p.length, BATCH_FIELDS.length, line);
       f.batches.push(b);
@@ -253,92 +255,90 @@ describe('the page against Kafka\'s DumpLogSegments and Kafka\'s store', () => {
       const kafka = KAFKA.get(path);
       const records = kafka.batches.flatMap((b) => b.records.map((r) => ({ ...r, batch: b })));
       const { page, problems } = shared;
-      {
-        // Nothing of the last file may pass for this one: no selected row, no 'done' until it loaded.
-        await page.evaluate(() => {
-          delete document.getElementById('detail').dataset.row;
-          document.body.dataset.state = 'reloading';
-        });
-        assert.equal(await load(page, [path]), 'done', await page.textContent('#status'));
-        same(await page.getAttribute('body', 'data-rows'), records.length, 'rows');
-        // Counts, from Kafka's record headers and Kafka's serde. The summary is of the log a broker
-        // replays: it ends at the first batch whose CRC is wrong (a broker recovering its log, and
-        // a consumer checking CRCs, stop there); the table shows every record, as the dump does.
-        const bad = kafka.batches.findIndex((b) => b.isvalid !== 'true');
-        const replayed = kafka.batches.slice(0, bad < 0 ? undefined : bad).flatMap((b) => b.records);
-        const dd = (k) => page.textContent(`#summary-list dd[data-key="${k}"]`);
-        same(await dd('records'), replayed.length, 'records');
-        same(await dd('nullKeyRecords'), replayed.filter((r) => r.keySize === '-1').length, 'null-key records');
-        same(await dd('keyedRecords'), replayed.filter((r) => r.keySize !== '-1' && r.valueSize !== '-1').length, 'keyed records');
-        same(await dd('tombstones'), replayed.filter((r) => r.keySize !== '-1' && r.valueSize === '-1').length, 'tombstones');
-        same(await dd('fatalToOldBrokers'), replayed.filter((r) => r.valueHex === null || kafkaFailed(r.text)).length, 'records a 4.4.0 broker cannot read');
-        same(kafka.replay.records, replayed.length, 'records Kafka\'s reader replayed into its store');
-        if (bad >= 0) totals.stoppedAtBadCrc.push(`${shortName(path)} at byte ${kafka.batches[bad].position}`);
+      // Nothing of the last file may pass for this one: no selected row, no 'done' until it loaded.
+      await page.evaluate(() => {
+        delete document.getElementById('detail').dataset.row;
+        document.body.dataset.state = 'reloading';
+      });
+      assert.equal(await load(page, [path]), 'done', await page.textContent('#status'));
+      same(await page.getAttribute('body', 'data-rows'), records.length, 'rows');
+      // Counts, from Kafka's record headers and Kafka's serde. The summary is of the log a broker
+      // replays: it ends at the first batch whose CRC is wrong (a broker recovering its log, and
+      // a consumer checking CRCs, stop there); the table shows every record, as the dump does.
+      const bad = kafka.batches.findIndex((b) => b.isvalid !== 'true');
+      const replayed = kafka.batches.slice(0, bad < 0 ? undefined : bad).flatMap((b) => b.records);
+      const dd = (k) => page.textContent(`#summary-list dd[data-key="${k}"]`);
+      same(await dd('records'), replayed.length, 'records');
+      same(await dd('nullKeyRecords'), replayed.filter((r) => r.keySize === '-1').length, 'null-key records');
+      same(await dd('keyedRecords'), replayed.filter((r) => r.keySize !== '-1' && r.valueSize !== '-1').length, 'keyed records');
+      same(await dd('tombstones'), replayed.filter((r) => r.keySize !== '-1' && r.valueSize === '-1').length, 'tombstones');
+      same(await dd('fatalToOldBrokers'), replayed.filter((r) => r.valueHex === null || kafkaFailed(r.text)).length, 'records a 4.4.0 broker cannot read');
+      same(kafka.replay.records, replayed.length, 'records Kafka\'s reader replayed into its store');
+      if (bad >= 0) totals.stoppedAtBadCrc.push(`${shortName(path)} at byte ${kafka.batches[bad].position}`);
 
-        // Live segments: Kafka's own store, fed by Kafka's own reader, where Kafka can read the log.
-        const rp = kafka.replay;
-        if (rp.unreadableByKafka === 0 && rp.records > 0) {
-          same(await dd('liveSegments'), rp.liveSegments, 'live segments (Kafka\'s store)');
-          const live = await page.$$eval('#lifecycle-table tbody tr[data-id]', (trs) => trs.filter((tr) => tr.dataset.now !== 'gone').map((tr) => `${tr.dataset.id} ${tr.dataset.now}`));
-          const kafkaLive = rp.partitions.flatMap((p) => p.segments.map((s) => `${s.id} ${s.state}`));
-          assert.deepEqual([...live].sort(), [...kafkaLive].sort(), 'live segments and their states, as Kafka\'s store lists them');
-          totals.fields += kafkaLive.length;
-          totals.liveCompared++;
-        } else {
-          totals.liveNotComparable.push(`${shortName(path)}: live segments (Kafka 4.4.0 cannot read ${rp.unreadableByKafka} of its ${rp.records} records)`);
-        }
-
-        // Every row of the table and every record's detail panel.
-        const shown = await readAllRows(page, records.length);
-        for (let i = 0; i < records.length; i++) {
-          const k = records[i];
-          const b = k.batch;
-          const at = `${path} offset ${k.offset}`;
-          const { cells, markers, detail } = shown[i];
-          const [offset, time, key, kind, stateCell, partition, keyB, valueB] = cells;
-          same(offset, k.offset, `${at} row offset`);
-          same(time, isoOf(k.timestamp), `${at} row time`);
-          same(key, k.keyHex === null ? 'null' : utf8(k.keyHex), `${at} row key`);
-          same(keyB, k.keySize, `${at} row key size`);
-          same(valueB, k.valueSize, `${at} row value size`);
-          same(markers.includes('tombstone'), k.valueHex === null, `${at} tombstone marker`);
-          same(markers.includes('null key'), k.keyHex === null, `${at} null-key marker`);
-          same(markers.includes('bad CRC'), b.isvalid === 'false', `${at} bad-CRC marker`);
-          same(markers.includes('headers'), k.headerKeys.length > 0, `${at} headers marker`);
-          if (k.text !== null && !kafkaFailed(k.text)) {
-            const kindName = KINDS.find(([p]) => k.text.startsWith(p));
-            assert.ok(kindName, `${at}: a record class Kafka printed: ${k.text}`);
-            same(kind, kindName[1], `${at} row kind`);
-            const st = /, state=(\w+)/.exec(k.text)?.[1] ?? /[{ ,]state=(\w+)/.exec(k.text)?.[1];
-            if (st) same(stateCell, st, `${at} row state`);
-            const tp = /topicIdPartition=[A-Za-z0-9_-]+:([^,}]+)/.exec(k.text)?.[1];
-            if (tp) same(partition, tp, `${at} row partition`);
-          }
-
-          same(detail.offset, k.offset, `${at} detail offset`);
-          same(detail.timestamp, `${k.timestamp} (${isoOf(k.timestamp)} UTC, ${k.timestampType})`, `${at} detail timestamp`);
-          same(detail.batch, `${path.split('/').pop()}, batch at byte ${b.position} (base offset ${b.baseOffset}, ${b.compresscodec}, CRC ${b.isvalid === 'true' ? 'valid' : 'WRONG'})`, `${at} detail batch`);
-          same(detail.producer, `id ${b.producerId}, epoch ${b.producerEpoch}, sequence ${k.sequence}, leader epoch ${b.partitionLeaderEpoch}${b.isTransactional === 'true' ? ', transactional' : ''}`, `${at} detail producer`);
-          same(detail.key, k.keyHex === null ? 'null (written before KIP-1266)' : utf8(k.keyHex), `${at} detail key`);
-          same(detail.keyHex ?? 'null', k.keyHex ?? 'null', `${at} detail key hex`);
-          same(detail.valueHex ?? 'null', k.valueHex ?? 'null', `${at} detail value hex`);
-          assert.deepEqual(detail.headers, k.headerKeys, `${at} detail headers`);
-          same(detail.tombstone !== null, k.valueHex === null, `${at} detail tombstone note`);
-          if (k.valueHex === null) {
-            assert.equal(detail.kafkaText, null, `${at}: no Kafka text for a tombstone`);
-          } else if (kafkaFailed(k.text)) {
-            // By design: Kafka 4.4.0 cannot read a KIP-1266 version-1 value; the page decodes it.
-            assert.equal(detail.valueVersion, '1', `${at}: Kafka failed (${k.text}); the page shows ${JSON.stringify(detail)}`);
-          } else {
-            same(detail.kafkaText, k.text, `${at} detail Kafka toString`);
-            assert.equal(detail.kafkaError, null, `${at}: no Kafka error where Kafka reads the value`);
-          }
-          totals.rows++;
-          totals.details++;
-        }
-        assert.deepEqual(problems, []);
-        console.log(`${path}: ${records.length} rows and detail panels as Kafka's DumpLogSegments reads them`);
+      // Live segments: Kafka's own store, fed by Kafka's own reader, where Kafka can read the log.
+      const rp = kafka.replay;
+      if (rp.unreadableByKafka === 0 && rp.records > 0) {
+        same(await dd('liveSegments'), rp.liveSegments, 'live segments (Kafka\'s store)');
+        const live = await page.$$eval('#lifecycle-table tbody tr[data-id]', (trs) => trs.filter((tr) => tr.dataset.now !== 'gone').map((tr) => `${tr.dataset.id} ${tr.dataset.now}`));
+        const kafkaLive = rp.partitions.flatMap((p) => p.segments.map((s) => `${s.id} ${s.state}`));
+        assert.deepEqual([...live].sort(), [...kafkaLive].sort(), 'live segments and their states, as Kafka\'s store lists them');
+        totals.fields += kafkaLive.length;
+        totals.liveCompared++;
+      } else {
+        totals.liveNotComparable.push(`${shortName(path)}: live segments (Kafka 4.4.0 cannot read ${rp.unreadableByKafka} of its ${rp.records} records)`);
       }
+
+      // Every row of the table and every record's detail panel.
+      const shown = await readAllRows(page, records.length);
+      for (let i = 0; i < records.length; i++) {
+        const k = records[i];
+        const b = k.batch;
+        const at = `${path} offset ${k.offset}`;
+        const { cells, markers, detail } = shown[i];
+        const [offset, time, key, kind, stateCell, partition, keyB, valueB] = cells;
+        same(offset, k.offset, `${at} row offset`);
+        same(time, isoOf(k.timestamp), `${at} row time`);
+        same(key, k.keyHex === null ? 'null' : utf8(k.keyHex), `${at} row key`);
+        same(keyB, k.keySize, `${at} row key size`);
+        same(valueB, k.valueSize, `${at} row value size`);
+        same(markers.includes('tombstone'), k.valueHex === null, `${at} tombstone marker`);
+        same(markers.includes('null key'), k.keyHex === null, `${at} null-key marker`);
+        same(markers.includes('bad CRC'), b.isvalid === 'false', `${at} bad-CRC marker`);
+        same(markers.includes('headers'), k.headerKeys.length > 0, `${at} headers marker`);
+        if (k.text !== null && !kafkaFailed(k.text)) {
+          const kindName = KINDS.find(([p]) => k.text.startsWith(p));
+          assert.ok(kindName, `${at}: a record class Kafka printed: ${k.text}`);
+          same(kind, kindName[1], `${at} row kind`);
+          const st = /, state=(\w+)/.exec(k.text)?.[1] ?? /[{ ,]state=(\w+)/.exec(k.text)?.[1];
+          if (st) same(stateCell, st, `${at} row state`);
+          const tp = /topicIdPartition=[A-Za-z0-9_-]+:([^,}]+)/.exec(k.text)?.[1];
+          if (tp) same(partition, tp, `${at} row partition`);
+        }
+
+        same(detail.offset, k.offset, `${at} detail offset`);
+        same(detail.timestamp, `${k.timestamp} (${isoOf(k.timestamp)} UTC, ${k.timestampType})`, `${at} detail timestamp`);
+        same(detail.batch, `${path.split('/').pop()}, batch at byte ${b.position} (base offset ${b.baseOffset}, ${b.compresscodec}, CRC ${b.isvalid === 'true' ? 'valid' : 'WRONG'})`, `${at} detail batch`);
+        same(detail.producer, `id ${b.producerId}, epoch ${b.producerEpoch}, sequence ${k.sequence}, leader epoch ${b.partitionLeaderEpoch}${b.isTransactional === 'true' ? ', transactional' : ''}`, `${at} detail producer`);
+        same(detail.key, k.keyHex === null ? 'null (written before KIP-1266)' : utf8(k.keyHex), `${at} detail key`);
+        same(detail.keyHex ?? 'null', k.keyHex ?? 'null', `${at} detail key hex`);
+        same(detail.valueHex ?? 'null', k.valueHex ?? 'null', `${at} detail value hex`);
+        assert.deepEqual(detail.headers, k.headerKeys, `${at} detail headers`);
+        same(detail.tombstone !== null, k.valueHex === null, `${at} detail tombstone note`);
+        if (k.valueHex === null) {
+          assert.equal(detail.kafkaText, null, `${at}: no Kafka text for a tombstone`);
+        } else if (kafkaFailed(k.text)) {
+          // By design: Kafka 4.4.0 cannot read a KIP-1266 version-1 value; the page decodes it.
+          assert.equal(detail.valueVersion, '1', `${at}: Kafka failed (${k.text}); the page shows ${JSON.stringify(detail)}`);
+        } else {
+          same(detail.kafkaText, k.text, `${at} detail Kafka toString`);
+          assert.equal(detail.kafkaError, null, `${at}: no Kafka error where Kafka reads the value`);
+        }
+        totals.rows++;
+        totals.details++;
+      }
+      assert.deepEqual(problems, []);
+      console.log(`${path}: ${records.length} rows and detail panels as Kafka's DumpLogSegments reads them`);
     });
   }
 });
