@@ -20,13 +20,16 @@ PY_TARGET_DIR := target/maturin
 # with --no-deps --no-index): kafka-python and tqdm pinned; pyjks and cryptography (the stores a
 # --command-config names) are ranges there, the versions tested here pinned.
 PY_RUNTIME_DEPS := kafka-python==3.0.12 tqdm==4.70.1 pyjks==20.0.0 cryptography==50.0.2
+# Test only: kafka-python's snappy, lz4 and zstd codecs, so that its record reader is a second
+# reference for every crafted fixture (tests/test_kafka_python_reader.py).
+PY_TEST_DEPS := lz4==4.4.5 zstandard==0.25.0 python-snappy==0.7.3 cramjam==2.14.0
 
 .PHONY: py-wheel py-install py-test py-deps
 
 py-deps:
 	@# one `pip show` per package: with several names it succeeds when any one is installed
-	@for p in $(PY_RUNTIME_DEPS); do $(VPY) -m pip show -q $${p%%==*} >/dev/null 2>&1 || \
-	  { $(VPY) -m pip install -q $(PY_RUNTIME_DEPS); break; }; done
+	@for p in $(PY_RUNTIME_DEPS) $(PY_TEST_DEPS); do $(VPY) -m pip show -q $${p%%==*} >/dev/null 2>&1 || \
+	  { $(VPY) -m pip install -q $(PY_RUNTIME_DEPS) $(PY_TEST_DEPS); break; }; done
 
 py-wheel: | $(BUILD)
 	@[ -x $(VENV)/bin/maturin ] || { echo "no maturin in $(VENV): run make setup-py"; exit 1; }
