@@ -34,12 +34,14 @@ from ._native import (
     InvalidArgumentError,
     InvalidJsonError,
     InvalidKeyError,
+    InvalidLayoutError,
     InvalidLengthError,
     InvalidRecordError,
     InvalidStateError,
     InvalidUtf8Error,
     InvalidUuidError,
     InvalidVarintError,
+    LayoutMismatchError,
     LimitExceededError,
     NotFoundError,
     NotInitializedError,
@@ -148,6 +150,8 @@ __all__ = [
     "InvalidStateError",
     "CorruptError",
     "LimitExceededError",
+    "InvalidLayoutError",
+    "LayoutMismatchError",
     "InternalError",
 ]
 
