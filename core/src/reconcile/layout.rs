@@ -43,16 +43,16 @@ pub struct Template {
     parts: Vec<Part>,
 }
 
-/// What a key's template match says.
+/// What a key's template match says (borrowing the key's text).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyFields {
-    pub topic: Option<String>,
+pub struct KeyFields<'k> {
+    pub topic: Option<&'k str>,
     pub topic_id: Option<Uuid>,
     pub partition: Option<i32>,
     pub segment_id: Uuid,
     pub start_offset: Option<i64>,
     /// The `{file}` field; empty when the template has none.
-    pub file: String,
+    pub file: &'k str,
 }
 
 /// A set of templates and what a complete segment looks like under them.
@@ -202,7 +202,7 @@ impl Template {
 
     /// The fields of `key` if it matches in exactly one way; `Err(true)` if it matches in more
     /// than one, `Err(false)` if in none.
-    fn match_key(&self, key: &str) -> std::result::Result<KeyFields, bool> {
+    fn match_key<'k>(&self, key: &'k str) -> std::result::Result<KeyFields<'k>, bool> {
         let mut caps = Caps::default();
         let mut found: Option<Caps> = None;
         let n = walk(&self.parts, key.as_bytes(), 0, &mut caps, &mut found);
@@ -238,15 +238,15 @@ impl Caps {
         *slot = Some(r);
     }
 
-    fn into_fields(self, key: &str) -> Option<KeyFields> {
+    fn into_fields(self, key: &str) -> Option<KeyFields<'_>> {
         let s = |r: Option<(usize, usize)>| r.and_then(|(a, b)| key.get(a..b));
         Some(KeyFields {
-            topic: s(self.topic).map(str::to_owned),
+            topic: s(self.topic),
             topic_id: s(self.topic_id).map(Uuid::parse).transpose().ok()?,
             partition: s(self.partition).map(str::parse).transpose().ok()?,
             segment_id: Uuid::parse(s(self.segment_id)?).ok()?,
             start_offset: s(self.start_offset).map(str::parse).transpose().ok()?,
-            file: s(self.file).unwrap_or_default().to_owned(),
+            file: s(self.file).unwrap_or_default(),
         })
     }
 }
@@ -330,8 +330,8 @@ fn walk(parts: &[Part], key: &[u8], pos: usize, caps: &mut Caps, found: &mut Opt
 
 /// How a key fared against a layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum KeyMatch {
-    Matched(KeyFields),
+pub enum KeyMatch<'k> {
+    Matched(KeyFields<'k>),
     /// No template matches.
     NoMatch,
     /// A template matches in more than one way (its text given).
@@ -425,7 +425,7 @@ impl Layout {
     }
 
     /// Matches a key (the listing prefix already taken off) against the templates in order.
-    pub fn match_key(&self, key: &str) -> KeyMatch {
+    pub fn match_key<'k>(&self, key: &'k str) -> KeyMatch<'k> {
         for t in &self.templates {
             match t.match_key(key) {
                 Ok(f) => return KeyMatch::Matched(f),
@@ -451,13 +451,10 @@ mod tests {
         let KeyMatch::Matched(f) = aiven.match_key(&k) else {
             panic!("{k}")
         };
-        assert_eq!(f.topic.as_deref(), Some("my-topic.v1"));
+        assert_eq!(f.topic, Some("my-topic.v1"));
         assert_eq!(f.topic_id.unwrap().to_string(), TID);
         assert_eq!((f.partition, f.start_offset), (Some(7), Some(1234)));
-        assert_eq!(
-            (f.segment_id.to_string(), f.file.as_str()),
-            (SEG.to_owned(), "log")
-        );
+        assert_eq!((f.segment_id.to_string(), f.file), (SEG.to_owned(), "log"));
         // 19 digits instead of 20: not this layout.
         let short = format!("t-{TID}/7/0000000000000001234-{SEG}.log");
         assert_eq!(aiven.match_key(&short), KeyMatch::NoMatch);
@@ -467,9 +464,9 @@ mod tests {
         let KeyMatch::Matched(f) = local.match_key(&k) else {
             panic!("{k}")
         };
-        assert_eq!((f.topic.as_deref(), f.partition), (Some("a-1"), Some(2)));
+        assert_eq!((f.topic, f.partition), (Some("a-1"), Some(2)));
         assert_eq!(
-            (f.start_offset, f.file.as_str()),
+            (f.start_offset, f.file),
             (Some(55), "leader_epoch_checkpoint")
         );
 
@@ -511,10 +508,11 @@ mod tests {
             l.match_key(&format!("a-b-c/{SEG}")),
             KeyMatch::Ambiguous("{topic}-{file}/{segment_id}".to_owned())
         );
-        let KeyMatch::Matched(f) = l.match_key(&format!("a-c/{SEG}")) else {
+        let key = format!("a-c/{SEG}");
+        let KeyMatch::Matched(f) = l.match_key(&key) else {
             panic!()
         };
-        assert_eq!((f.topic.as_deref(), f.file.as_str()), (Some("a"), "c"));
+        assert_eq!((f.topic, f.file), (Some("a"), "c"));
     }
 
     #[test]

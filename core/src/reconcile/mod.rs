@@ -29,6 +29,7 @@ pub mod layout;
 use std::collections::{BTreeMap, HashMap};
 
 use crate::cache::Store;
+use crate::cache::hash::UuidHash;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState, TopicIdPartition, Uuid};
@@ -59,8 +60,8 @@ pub struct Named {
 pub struct Ledger {
     store: Store,
     parts: Vec<TopicIdPartition>,
-    part_index: HashMap<(Uuid, i32), Vec<u32>>,
-    named: HashMap<Uuid, Named>,
+    part_index: HashMap<(Uuid, i32), Vec<u32>, UuidHash>,
+    named: HashMap<Uuid, Named, UuidHash>,
     records: u64,
 }
 
@@ -74,9 +75,14 @@ impl Ledger {
         &self.parts
     }
 
-    /// Every segment any record named.
-    pub fn named(&self) -> &HashMap<Uuid, Named> {
-        &self.named
+    /// What the records said about a segment, if any named it.
+    pub fn named(&self, id: Uuid) -> Option<&Named> {
+        self.named.get(&id)
+    }
+
+    /// How many segments records named.
+    pub fn named_count(&self) -> usize {
+        self.named.len()
     }
 
     /// Records applied so far.
@@ -436,7 +442,7 @@ pub fn reconcile(
 
     // Objects by segment id, and the verdicts of the ones that match nothing.
     let mut objects: Vec<ObjectFinding> = Vec::with_capacity(listing.len());
-    let mut by_segment: HashMap<Uuid, Vec<u32>> = HashMap::new();
+    let mut by_segment: HashMap<Uuid, Vec<u32>, UuidHash> = HashMap::default();
     let mut matched = 0usize;
     for (i, o) in listing.iter().enumerate() {
         let f = match layout.match_key(&o.key) {
@@ -468,11 +474,11 @@ pub fn reconcile(
                 }
                 Some(n.partition)
             }
-            None => match (&f.topic, f.topic_id, f.partition) {
+            None => match (f.topic, f.topic_id, f.partition) {
                 (Some(t), Some(id), Some(p)) => {
                     let tp = TopicIdPartition {
                         topic_id: id,
-                        topic: t.clone(),
+                        topic: t.to_owned(),
                         partition: p,
                     };
                     let next = partitions.len() as u32;
@@ -491,7 +497,7 @@ pub fn reconcile(
             segment: None,
             segment_id: Some(f.segment_id),
             partition,
-            file: f.file,
+            file: f.file.to_owned(),
             safe_to_delete: false,
             note: None,
         });
@@ -513,7 +519,7 @@ pub fn reconcile(
     }
 
     // Finished segments' offset ranges per partition, merged, for the coverage rule.
-    let mut finished: HashMap<u32, Vec<(i64, i64)>> = HashMap::new();
+    let mut finished: HashMap<u32, Vec<(i64, i64)>, UuidHash> = HashMap::default();
     // Kafka's state where its cache holds the segment (then it serves it: never deleted here),
     // else the latest record's; and whether the segment is deleted.
     let verdict = |id: Uuid, n: &Named| {
@@ -741,30 +747,29 @@ pub fn reconcile(
     }
 
     // Totals.
-    let mut totals: BTreeMap<(Option<u32>, &'static str), Tally> = BTreeMap::new();
+    let mut sums: HashMap<(Option<u32>, ObjectClass), Tally, UuidHash> = HashMap::default();
     for s in &segments {
-        let t = totals
-            .entry((Some(s.partition), s.class.name()))
+        let t = sums
+            .entry((Some(s.partition), ObjectClass::Segment(s.class)))
             .or_default();
         t.segments += 1;
         t.segment_bytes += s.segment_size_in_bytes.map_or(0, |b| b.max(0) as u64);
     }
+    let mut orphan_ids: HashMap<(Option<u32>, Uuid), (), UuidHash> = HashMap::default();
     for (o, l) in objects.iter().zip(listing) {
-        let t = totals.entry((o.partition, o.class.name())).or_default();
+        let t = sums.entry((o.partition, o.class)).or_default();
         t.objects += 1;
         t.object_bytes += l.size;
-    }
-    let mut orphan_ids: HashMap<(Option<u32>, Uuid), ()> = HashMap::new();
-    for o in &objects {
         if let (ObjectClass::Orphaned, Some(id)) = (o.class, o.segment_id) {
             if orphan_ids.insert((o.partition, id), ()).is_none() {
-                totals
-                    .entry((o.partition, "orphaned"))
-                    .or_default()
-                    .segments += 1;
+                t.segments += 1;
             }
         }
     }
+    let totals = sums
+        .into_iter()
+        .map(|((p, c), t)| ((p, c.name()), t))
+        .collect();
     Ok(Reconciliation {
         partitions,
         segments,
@@ -793,10 +798,10 @@ fn unmatched(why: String) -> ObjectFinding {
 
 /// Why a key's fields disagree with the metadata of the segment it names, if they do.
 fn disagreement(f: &KeyFields, tp: &TopicIdPartition, n: &Named) -> Option<String> {
-    if f.topic.as_deref().is_some_and(|t| t != tp.topic) {
+    if f.topic.is_some_and(|t| t != tp.topic) {
         return Some(format!(
             "its topic is {:?}, the metadata's {:?}",
-            f.topic.as_deref().unwrap_or_default(),
+            f.topic.unwrap_or_default(),
             tp.topic
         ));
     }

@@ -273,7 +273,7 @@ fn tombstones_partition_deletes_and_disagreeing_keys() {
         l.apply(o, Some(&uk), Some(&update(1, 1, s, o)));
     }
     l.apply(5, Some(&k(1, 9)), None);
-    assert!(l.named()[&Uuid::new(1, 2)].tombstoned);
+    assert!(l.named(Uuid::new(1, 2)).unwrap().tombstoned);
     // Partition 2: a finished segment, then the partition deleted.
     l.apply(6, None, Some(&started(2, 2, 0, 9, 1)));
     l.apply(7, None, Some(&update(2, 2, CopySegmentFinished, 2)));
