@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from rlmeta import cli
+from rlmeta import _reconcile, cli
 from rlmeta._kafka import Cluster
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -341,13 +341,14 @@ def test_s3_store_in_aivens_layout_with_pagination(scene, s3, capsys, monkeypatc
     client.create_bucket(Bucket="tiered")
     prefix = "cluster-a/"
     b = scene["broker"]
-    # The broker's metadata says what Aiven's RSM would have written.
-    doc = run_json(capsys, "--bootstrap-server", b.bootstrap, "--store", str(scene["remote"]), "--layout", "rlmeta-file",
-                   "--grace", GRACE)
-    live = [s for s in doc["segments"] if s["class"] in ("live", "dangling", "size_mismatch")]
-    gone = [s for s in doc["segments"] if s["class"] == "deleted"]
+    # The broker's metadata (every segment it ever named) says what Aiven's RSM would have written.
+    ledger, _ = cli._ledger(cli.build_parser().parse_args(
+        ["reconcile", "--bootstrap-server", b.bootstrap, "--store", "-", "--no-progress"]))
+    doc = _reconcile.classify(ledger, [], "aiven", int(time.time() * 1000), 0)
+    live = [s for s in doc.segments if s["state"] == "COPY_SEGMENT_FINISHED"]
+    gone = [s for s in doc.segments if s["state"] == "DELETE_SEGMENT_FINISHED"]
     assert len(live) >= 4 and gone
-    tid = next(o["partition"] for o in doc["objects"] if o["partition"]).split("(")[1].rstrip(")")
+    tid = live[0]["partition"].split("(")[1].rstrip(")")
 
     def key(s, suffix):
         return f"{prefix}{TOPIC}-{tid}/0/{s['startOffset']:020d}-{s['segmentId']}.{suffix}"

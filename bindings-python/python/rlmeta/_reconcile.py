@@ -229,7 +229,7 @@ def report_text(f: Finding, store: str, layout: str, grace_ms: int, source: str)
     for c, label in (("dangling", "dangling (finished, objects missing)"), ("size_mismatch", "size mismatch (log object vs segmentSizeInBytes)"),
                      ("stuck_deletion", "stuck deletions (DELETE_SEGMENT_STARTED)")):
         s = sums.get(c, z)
-        L.append(f"  {label:<52} {s['segments']:>5} segments, {human_bytes(s['segmentBytes'])} of offsets")
+        L.append(f"  {label:<52} {s['segments']:>5} segments, {human_bytes(s['segmentBytes'])} of log unreadable")
     live = sums.get("live", z)
     L.append(f"Live and complete: {live['segments']} segments, {live['objects']} objects, {human_bytes(live['objectBytes'])}")
     other = [(c, sums[c]) for c in ("copy_in_progress", "deletion_in_progress", "deleted") if c in sums]
