@@ -155,6 +155,7 @@ fn every_class_and_the_plan() {
     listing.extend(objects(0, 3, &FILES, 99, 0));
     listing.extend(objects(0, 4, &FILES[..2], 100, 0));
     listing.extend(objects(0, 5, &FILES, 100, 0));
+    listing.extend(objects(0, 6, &FILES[..2], 100, 0)); // abandoned, not covered: kept
     listing.extend(objects(0, 8, &FILES, 100, 0));
     listing.extend(objects(0, 9, &FILES, 100, 0));
     listing.extend(objects(0, 77, &FILES[..1], 5, 0)); // orphaned, old
@@ -206,12 +207,12 @@ fn every_class_and_the_plan() {
             .unwrap()
             .covered
     );
+    let s6 = r.segments.iter().find(|s| s.id == Uuid::new(6, 7)).unwrap();
+    assert!(!s6.covered && s6.objects.len() == 2);
     assert!(
-        !r.segments
+        s6.objects
             .iter()
-            .find(|s| s.id == Uuid::new(6, 7))
-            .unwrap()
-            .covered
+            .all(|i| !r.objects[*i as usize].safe_to_delete)
     );
 
     // Safe: segment 4's two objects, segment 9's five, orphan 77's one; not orphan 78 (young).
