@@ -56,6 +56,7 @@ from ._native import (
 )
 from . import _native
 from ._store import Applied, Orphan, Outcome, PartitionDelete, Planned, SegmentMetadata, SkipKind, Store
+from ._native import Ledger, layout_presets, parse_layout
 from ._files import (
     Batch,
     BatchReader,
@@ -107,6 +108,8 @@ __all__ = [
     "TopicConfig", "CompactionLog", "GrowthPoint", "project_growth", "normalize_cleanup_policy",
     # inspection
     "Inspector", "Inspection", "Lifecycle", "Summary", "Stuck", "Overlap",
+    # the metadata against the remote store (rlmeta reconcile)
+    "Ledger", "layout_presets", "parse_layout",
     "__version__",
     # values
     "decode_value",
