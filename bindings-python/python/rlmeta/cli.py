@@ -479,6 +479,10 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     except _native.RlmetaError as e:
         return fail(str(e))
     name = _native.parse_layout(args.layout)[0]
+    if args.delete and not args.bootstrap_server:
+        print("rlmeta reconcile: warning: metadata read from files: an object uploaded after they were last written "
+              "looks orphaned; with --delete, give the files of a running broker's log dir or --bootstrap-server",
+              file=sys.stderr)
     if args.json:
         doc = _reconcile.report_json(found, store.name, name, grace, now)
         doc["metadata"] = source
