@@ -138,6 +138,12 @@ examples-test:
 bench:
 	$(CARGO) bench -p rlmeta
 
+# rlmeta reconcile's classification at the issue's scale: a 1.2 M-record history against a
+# synthetic listing of 1 M objects, one thread (a benchmark: prints seconds, asserts none).
+.PHONY: bench-reconcile
+bench-reconcile:
+	$(CARGO) bench -q -p rlmeta --bench reconcile
+
 # A real single-node KRaft Kafka 4.4.0 with tiered storage on 127.0.0.1 (tests/e2e): its metadata
 # segments and zero checkpoint checked with rlmeta against Kafka's own tools' output.
 E2E_OUT := $(BUILD)/e2e

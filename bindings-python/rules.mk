@@ -17,12 +17,14 @@ PY_MATURIN_PROFILE := $(if $(filter release,$(PY_PROFILE)),--release,$(if $(filt
 PY_TARGET_DIR := target/maturin
 
 # The operator tools' runtime dependencies, as in pyproject.toml (the wheel itself is installed
-# with --no-deps --no-index): kafka-python and tqdm pinned; pyjks and cryptography (the stores a
+# with --no-deps --no-index): kafka-python, tqdm, boto3 and botocore pinned; pyjks and cryptography (the stores a
 # --command-config names) are ranges there, the versions tested here pinned.
-PY_RUNTIME_DEPS := kafka-python==3.0.12 tqdm==4.70.1 pyjks==20.0.0 cryptography==50.0.2
+PY_RUNTIME_DEPS := kafka-python==3.0.12 tqdm==4.70.1 pyjks==20.0.0 cryptography==50.0.2 boto3==1.44.5 botocore==1.44.8
 # Test only: kafka-python's snappy, lz4 and zstd codecs, so that its record reader is a second
 # reference for every crafted fixture (tests/test_kafka_python_reader.py).
 PY_TEST_DEPS := lz4==4.4.5 zstandard==0.25.0 python-snappy==0.7.3 cramjam==2.14.0
+# The tests' own: moto's S3 server (rlmeta reconcile against a real S3-compatible endpoint).
+MOTO_VERSION := 5.2.5
 
 .PHONY: py-wheel py-install py-test py-deps
 
@@ -30,6 +32,7 @@ py-deps:
 	@# one `pip show` per package: with several names it succeeds when any one is installed
 	@for p in $(PY_RUNTIME_DEPS) $(PY_TEST_DEPS); do $(VPY) -m pip show -q $${p%%==*} >/dev/null 2>&1 || \
 	  { $(VPY) -m pip install -q $(PY_RUNTIME_DEPS) $(PY_TEST_DEPS); break; }; done
+	@$(VPY) -m pip show moto 2>/dev/null | grep -qx 'Version: $(MOTO_VERSION)' || $(VPY) -m pip install -q 'moto[server]==$(MOTO_VERSION)'
 
 py-wheel: | $(BUILD)
 	@[ -x $(VENV)/bin/maturin ] || { echo "no maturin in $(VENV): run make setup-py"; exit 1; }

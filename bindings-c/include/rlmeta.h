@@ -124,6 +124,16 @@
 #define RLMETA_LIMIT_EXCEEDED 18
 
 /**
+ * A layout of remote object keys that does not parse.
+ */
+#define RLMETA_INVALID_LAYOUT 19
+
+/**
+ * A layout that matches none of the objects a listing holds.
+ */
+#define RLMETA_LAYOUT_MISMATCH 20
+
+/**
  * A bug in rlmeta (a Rust panic, caught at the boundary). Never expected.
  */
 #define RLMETA_INTERNAL 99

@@ -61,6 +61,10 @@ pub const RLMETA_INVALID_STATE: u32 = 16;
 pub const RLMETA_CORRUPT: u32 = 17;
 /// Input that would make rlmeta use more memory than the caller allowed.
 pub const RLMETA_LIMIT_EXCEEDED: u32 = 18;
+/// A layout of remote object keys that does not parse.
+pub const RLMETA_INVALID_LAYOUT: u32 = 19;
+/// A layout that matches none of the objects a listing holds.
+pub const RLMETA_LAYOUT_MISMATCH: u32 = 20;
 /// A bug in rlmeta (a Rust panic, caught at the boundary). Never expected.
 pub const RLMETA_INTERNAL: u32 = 99;
 
@@ -489,7 +493,7 @@ pub extern "C" fn rlmeta_error_kind_name(code: u32) -> *const c_char {
 mod tests {
     use super::*;
 
-    const CONSTANTS: [(u32, &str); 19] = [
+    const CONSTANTS: [(u32, &str); 21] = [
         (RLMETA_TRUNCATED, "truncated"),
         (RLMETA_TRAILING_BYTES, "trailing_bytes"),
         (RLMETA_BAD_FRAME_VERSION, "bad_frame_version"),
@@ -508,6 +512,8 @@ mod tests {
         (RLMETA_INVALID_STATE, "invalid_state"),
         (RLMETA_CORRUPT, "corrupt"),
         (RLMETA_LIMIT_EXCEEDED, "limit_exceeded"),
+        (RLMETA_INVALID_LAYOUT, "invalid_layout"),
+        (RLMETA_LAYOUT_MISMATCH, "layout_mismatch"),
         (RLMETA_INTERNAL, "internal"),
     ];
 

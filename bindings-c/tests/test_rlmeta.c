@@ -199,7 +199,8 @@ static void test_frees_and_accessors(void) {
         RLMETA_UNSUPPORTED_VERSION, RLMETA_INVALID_LENGTH, RLMETA_INVALID_VARINT, RLMETA_INVALID_UTF8,
         RLMETA_INVALID_KEY,    RLMETA_INVALID_UUID,     RLMETA_INVALID_ARGUMENT,  RLMETA_INVALID_JSON,
         RLMETA_INVALID_RECORD, RLMETA_NOT_FOUND,        RLMETA_NOT_INITIALIZED,   RLMETA_INVALID_STATE,
-        RLMETA_CORRUPT,        RLMETA_LIMIT_EXCEEDED,   RLMETA_INTERNAL};
+        RLMETA_CORRUPT,        RLMETA_LIMIT_EXCEEDED,   RLMETA_INVALID_LAYOUT,    RLMETA_LAYOUT_MISMATCH,
+        RLMETA_INTERNAL};
     int named = 1;
     for (size_t i = 0; i < sizeof codes / sizeof *codes; i++) named &= rlmeta_error_kind_name(codes[i]) != NULL;
     check(named && streq(rlmeta_error_kind_name(RLMETA_TRUNCATED), "truncated") &&

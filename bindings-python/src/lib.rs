@@ -6,6 +6,7 @@
 //! Records cross the boundary as the core's JSON text (vectors README §1), 64-bit numbers exact.
 
 mod api;
+mod reconcile;
 
 use std::ffi::CString;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -257,6 +258,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(error_kind_for_kafka_message, m)?)?;
     m.add_function(wrap_pyfunction!(error_codes, m)?)?;
     api::register(m)?;
+    reconcile::register(m)?;
     Ok(())
 }
 

@@ -5,7 +5,8 @@ export type ErrorKindName =
   | 'truncated' | 'trailing_bytes' | 'bad_frame_version' | 'unknown_api_key' | 'unsupported_version'
   | 'invalid_length' | 'invalid_varint' | 'invalid_utf8' | 'invalid_key' | 'invalid_uuid'
   | 'invalid_argument' | 'invalid_json' | 'invalid_record' | 'not_found' | 'not_initialized'
-  | 'invalid_state' | 'corrupt' | 'limit_exceeded' | 'internal';
+  | 'invalid_state' | 'corrupt' | 'limit_exceeded' | 'invalid_layout'
+  | 'layout_mismatch' | 'internal';
 
 export interface RlmetaErrorDetails {
   code?: number;
@@ -48,6 +49,8 @@ export class NotInitializedError extends RlmetaError { static readonly kind: 'no
 export class InvalidStateError extends RlmetaError { static readonly kind: 'invalid_state'; }
 export class CorruptError extends RlmetaError { static readonly kind: 'corrupt'; }
 export class LimitExceededError extends RlmetaError { static readonly kind: 'limit_exceeded'; }
+export class InvalidLayoutError extends RlmetaError { static readonly kind: 'invalid_layout'; }
+export class LayoutMismatchError extends RlmetaError { static readonly kind: 'layout_mismatch'; }
 /** A bug in rlmeta: the WebAssembly module trapped (a Rust panic, or memory exhausted). */
 export class InternalError extends RlmetaError { static readonly kind: 'internal'; }
 

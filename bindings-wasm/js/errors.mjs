@@ -42,6 +42,8 @@ export class NotInitializedError extends RlmetaError { static kind = 'not_initia
 export class InvalidStateError extends RlmetaError { static kind = 'invalid_state'; }
 export class CorruptError extends RlmetaError { static kind = 'corrupt'; }
 export class LimitExceededError extends RlmetaError { static kind = 'limit_exceeded'; }
+export class InvalidLayoutError extends RlmetaError { static kind = 'invalid_layout'; }
+export class LayoutMismatchError extends RlmetaError { static kind = 'layout_mismatch'; }
 /** A bug in rlmeta: the WebAssembly module trapped (a Rust panic, or memory exhausted). */
 export class InternalError extends RlmetaError { static kind = 'internal'; }
 
@@ -51,6 +53,6 @@ export const errorClasses = Object.freeze(Object.fromEntries(
     TruncatedError, TrailingBytesError, BadFrameVersionError, UnknownApiKeyError, UnsupportedVersionError,
     InvalidLengthError, InvalidVarintError, InvalidUtf8Error, InvalidKeyError, InvalidUuidError,
     InvalidArgumentError, InvalidJsonError, InvalidRecordError, NotFoundError, NotInitializedError,
-    InvalidStateError, CorruptError, LimitExceededError, InternalError,
+    InvalidStateError, CorruptError, LimitExceededError, InvalidLayoutError, LayoutMismatchError, InternalError,
   ].map((c) => [c.kind, c]),
 ));

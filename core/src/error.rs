@@ -60,11 +60,17 @@ pub enum ErrorKind {
     /// Input that would make rlmeta use more memory than the caller allowed: compressed records
     /// that decompress past the limit (a decompression bomb, or a limit set too low).
     LimitExceeded,
+    /// A layout of remote object keys that does not parse: an unknown field, an unclosed brace,
+    /// no `{segment_id}`, fields that touch, an unknown option (the template and character named).
+    InvalidLayout,
+    /// A layout that matches none of the objects a listing holds (the wrong layout or prefix):
+    /// reconciling would call every object orphaned.
+    LayoutMismatch,
 }
 
 impl ErrorKind {
     /// Every kind, in code order.
-    pub const ALL: [ErrorKind; 19] = [
+    pub const ALL: [ErrorKind; 21] = [
         ErrorKind::Truncated,
         ErrorKind::TrailingBytes,
         ErrorKind::BadFrameVersion,
@@ -83,6 +89,8 @@ impl ErrorKind {
         ErrorKind::InvalidState,
         ErrorKind::Corrupt,
         ErrorKind::LimitExceeded,
+        ErrorKind::InvalidLayout,
+        ErrorKind::LayoutMismatch,
         ErrorKind::Internal,
     ];
 
@@ -108,6 +116,8 @@ impl ErrorKind {
             ErrorKind::Internal => 99,
             ErrorKind::Corrupt => 17,
             ErrorKind::LimitExceeded => 18,
+            ErrorKind::InvalidLayout => 19,
+            ErrorKind::LayoutMismatch => 20,
         }
     }
 
@@ -177,6 +187,8 @@ impl ErrorKind {
             ErrorKind::Internal => "internal",
             ErrorKind::Corrupt => "corrupt",
             ErrorKind::LimitExceeded => "limit_exceeded",
+            ErrorKind::InvalidLayout => "invalid_layout",
+            ErrorKind::LayoutMismatch => "layout_mismatch",
         }
     }
 }

@@ -15,6 +15,8 @@
 //! - [`compaction`]: Kafka's log cleaner and retention, in memory.
 //! - [`batch`]: record batches of `.log` files. [`checkpoint`]: KRaft checkpoints, feature levels.
 //! - [`format`]: kafka-dump-log text and JSON. [`inspect`]: what an operator asks of a segment file.
+//! - [`reconcile`]: the metadata against a listing of the remote store: what is live, dangling,
+//!   abandoned, stuck, leaked or orphaned, and what is safe to delete.
 //! - [`error`]: the error type and its stable codes.
 #![forbid(unsafe_code)]
 
@@ -33,6 +35,7 @@ pub mod model;
 pub mod partitioner;
 pub mod plan;
 pub mod projection;
+pub mod reconcile;
 pub mod record;
 #[doc(hidden)]
 pub mod testing;

@@ -34,12 +34,14 @@ from ._native import (
     InvalidArgumentError,
     InvalidJsonError,
     InvalidKeyError,
+    InvalidLayoutError,
     InvalidLengthError,
     InvalidRecordError,
     InvalidStateError,
     InvalidUtf8Error,
     InvalidUuidError,
     InvalidVarintError,
+    LayoutMismatchError,
     LimitExceededError,
     NotFoundError,
     NotInitializedError,
@@ -54,6 +56,7 @@ from ._native import (
 )
 from . import _native
 from ._store import Applied, Orphan, Outcome, PartitionDelete, Planned, SegmentMetadata, SkipKind, Store
+from ._native import Ledger, layout_presets, parse_layout
 from ._files import (
     Batch,
     BatchReader,
@@ -105,6 +108,8 @@ __all__ = [
     "TopicConfig", "CompactionLog", "GrowthPoint", "project_growth", "normalize_cleanup_policy",
     # inspection
     "Inspector", "Inspection", "Lifecycle", "Summary", "Stuck", "Overlap",
+    # the metadata against the remote store (rlmeta reconcile)
+    "Ledger", "layout_presets", "parse_layout",
     "__version__",
     # values
     "decode_value",
@@ -148,6 +153,8 @@ __all__ = [
     "InvalidStateError",
     "CorruptError",
     "LimitExceededError",
+    "InvalidLayoutError",
+    "LayoutMismatchError",
     "InternalError",
 ]
 

@@ -6,6 +6,10 @@
     rlmeta simulate [FILE|DIR...] [--bootstrap-server HOST:PORT]   what compaction keeps now and later, and
                                                                   the topic's growth over months
     rlmeta profile  [FILE|DIR...] [--bootstrap-server HOST:PORT]   replay cost per metadata partition
+    rlmeta reconcile [FILE|DIR...] [--bootstrap-server HOST:PORT] --store DIR|s3://BUCKET/PREFIX
+                                                                  the metadata against the remote store:
+                                                                  orphaned, leaked, dangling, abandoned,
+                                                                  stuck; the cleanup plan; --delete
     rlmeta decode HEX | rlmeta encode JSON                         one record value
 
 Every subcommand takes ``--json`` (one JSON document on stdout). A FILE is a ``.log`` segment of
@@ -29,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from . import _native
+from . import _native, _reconcile
 from ._compaction import CompactionLog, TopicConfig, project_growth
 from ._files import dump_log, dump_log_json, read_records
 from ._inspect import Inspector
@@ -415,6 +419,88 @@ def cmd_profile(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
     return "\n".join(lines) + "\n", {"partitions": rows}
 
 
+# ---------------------------------------------------------------------------------------------- reconcile
+def _ledger(args: argparse.Namespace) -> Tuple[Any, str]:
+    """The metadata, replayed into the core's ledger; raises MetadataError when it cannot be read
+    (or, before a deletion, was not read to its end)."""
+    try:
+        parts = load(args)
+    except ValueError:
+        raise
+    except Exception as e:
+        where = args.bootstrap_server or ", ".join(args.files)
+        raise _reconcile.MetadataError(f"cannot read {METADATA_TOPIC} from {where}: {type(e).__name__}: {e}") from e
+    if not parts:
+        raise _reconcile.MetadataError(f"no {METADATA_TOPIC} partition found in {', '.join(args.files)}")
+    unread = _unread_note(parts)
+    if unread:
+        raise _reconcile.MetadataError(f"{METADATA_TOPIC} not read to its end within --timeout-ms: {', '.join(unread)} "
+                                       "(a partial history would call live segments' objects orphaned)")
+    ledger = _native.Ledger()
+    for part in parts:
+        if part.files:
+            for f in part.files:
+                ledger.apply_file(f.read_bytes())
+        else:
+            for chunk in _chunks(part.iter_records()):
+                ledger.apply_many([(o, k, v) for o, _, k, v in chunk])
+    source = (f"{METADATA_TOPIC} on {args.bootstrap_server}" if args.bootstrap_server else f"{len(parts)} metadata partition(s) from files")
+    return ledger, f"{source} ({ledger.records()} records)"
+
+
+def cmd_reconcile(args: argparse.Namespace) -> int:
+    def fail(msg: str) -> int:
+        print(f"rlmeta reconcile: {msg}; nothing deleted", file=sys.stderr)
+        return 2
+
+    try:
+        grace = _reconcile.parse_duration_ms(args.grace)
+        _native.parse_layout(args.layout)
+        store = _reconcile.open_store(args.store, args.endpoint_url, args.region, args.profile)
+    except (ValueError, _native.RlmetaError, _reconcile.StoreError) as e:
+        return fail(str(e))
+    progress = not args.no_progress
+
+    def run() -> Tuple[_reconcile.Finding, str, int]:
+        ledger, source = _ledger(args)
+        listing = store.list(progress)
+        now = args.now_ms if args.now_ms is not None else int(time.time() * 1000)
+        return _reconcile.classify(ledger, listing, args.layout, now, grace), source, now
+
+    try:
+        found, source, now = run()
+        result = None
+        if args.delete:
+            journal = Path(args.journal or "rlmeta-reconcile-journal.jsonl")
+            result = _reconcile.execute(found, lambda: run()[0], store, journal, args.yes)
+    except (ValueError, _reconcile.StoreError, _reconcile.MetadataError, CommandConfigError, AccessDenied, AuthenticationFailed) as e:
+        return fail(str(e))
+    except _native.RlmetaError as e:
+        return fail(str(e))
+    name = _native.parse_layout(args.layout)[0]
+    if args.delete and not args.bootstrap_server:
+        print("rlmeta reconcile: warning: metadata read from files: an object uploaded after they were last written "
+              "looks orphaned; with --delete, give the files of a running broker's log dir or --bootstrap-server",
+              file=sys.stderr)
+    if args.json:
+        doc = _reconcile.report_json(found, store.name, name, grace, now)
+        doc["metadata"] = source
+        if result is not None:
+            doc["delete"] = result
+        print(json.dumps(doc, indent=1))
+    else:
+        text = _reconcile.report_text(found, store.name, name, grace, source)
+        if result is not None and result["dryRun"]:
+            text += f"\n--delete without --yes: a dry run; would delete {len(result['wouldDelete'])} objects ({result['bytes']} bytes)\n"
+        elif result is not None:
+            text += (f"\nDeleted {len(result['deleted'])} objects ({result['bytes']} bytes), journal {result['journal']}; "
+                     f"skipped as changed since the first listing: {len(result['skippedChangedSinceFirstRun'])}; failed: {len(result['failed'])}\n")
+            for f in result["failed"]:
+                text += f"  failed: {f['key']}: {f['error']}\n"
+        sys.stdout.write(text)
+    return 1 if result is not None and result.get("failed") else 0
+
+
 # ---------------------------------------------------------------------------------------------- main
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rlmeta", description="What __remote_log_metadata holds: segment files or a live cluster.")
@@ -451,6 +537,25 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--user-partitions", type=int, default=64)
     sim.add_argument("--months", type=int, default=12)
     source(sub.add_parser("profile", help="replay cost per metadata partition, slowest first"))
+    rec = sub.add_parser("reconcile", help="the metadata against the remote store itself, and a safe cleanup",
+                         description="Holds __remote_log_metadata (segment files, or the live topic with --bootstrap-server) "
+                         "against a listing of the remote store: live, dangling, size-mismatched, abandoned, stuck, leaked and "
+                         "orphaned, with bytes per class and partition, and the cleanup plan. Exit status 2: a store that cannot "
+                         "be listed, a layout that matches nothing, metadata that cannot be read (nothing is deleted then).",
+                         epilog=_reconcile.layouts_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    source(rec)
+    rec.add_argument("--store", required=True, help="the remote store: a directory (file://DIR) or s3://BUCKET/PREFIX")
+    rec.add_argument("--layout", default="aiven", help="a preset (below) or a template spec (default: aiven)")
+    rec.add_argument("--endpoint-url", help="S3-compatible endpoint (default: AWS's)")
+    rec.add_argument("--region", help="S3 region (default: as AWS tools find it)")
+    rec.add_argument("--profile", help="AWS profile of the credentials (default: as AWS tools find them)")
+    rec.add_argument("--grace", default="24h", help="objects younger, and copies or deletions started more recently, "
+                     "than this are left alone (default: 24h)")
+    rec.add_argument("--now-ms", type=int, help="the time to judge at (default: the clock)")
+    rec.add_argument("--delete", action="store_true", help="delete what the plan calls safe (a dry run unless --yes)")
+    rec.add_argument("--yes", action="store_true", help="with --delete: really delete")
+    rec.add_argument("--journal", help="with --delete --yes: append what was deleted here, one JSON line an object "
+                     "(default: rlmeta-reconcile-journal.jsonl in the current directory)")
     dec = sub.add_parser("decode", help="record value hex -> JSON")
     dec.add_argument("hex", help='value bytes in hex, or "-" for stdin')
     enc = sub.add_parser("encode", help="JSON -> record value hex")
@@ -464,6 +569,8 @@ COMMANDS = {"inspect": cmd_inspect, "scan": cmd_scan, "simulate": cmd_simulate, 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "reconcile":
+        return cmd_reconcile(args)
     if args.command in ("decode", "encode"):
         from .__main__ import main as value_main
 

@@ -9,7 +9,7 @@
 //! - `store`: all user partitions of a metadata partition, fed `(offset, key, value)` records.
 
 mod epoch;
-mod hash;
+pub(crate) mod hash;
 mod hints;
 mod partition;
 mod serving;

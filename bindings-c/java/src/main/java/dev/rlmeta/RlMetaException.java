@@ -100,6 +100,8 @@ public class RlMetaException extends RuntimeException {
             case InvalidState.CODE: return new InvalidState(d);
             case Corrupt.CODE: return new Corrupt(d);
             case LimitExceeded.CODE: return new LimitExceeded(d);
+            case InvalidLayout.CODE: return new InvalidLayout(d);
+            case LayoutMismatch.CODE: return new LayoutMismatch(d);
             case Internal.CODE: return new Internal(d);
             default: return new RlMetaException(d);
         }
@@ -299,6 +301,28 @@ public class RlMetaException extends RuntimeException {
         public static final int CODE = 18;
 
         LimitExceeded(Details d) {
+            super(d);
+        }
+    }
+
+    /** A layout of remote object keys that does not parse. */
+    public static final class InvalidLayout extends RlMetaException {
+        private static final long serialVersionUID = 1L;
+        /** The code of this kind. */
+        public static final int CODE = 19;
+
+        InvalidLayout(Details d) {
+            super(d);
+        }
+    }
+
+    /** A layout that matches none of the objects a listing holds. */
+    public static final class LayoutMismatch extends RlMetaException {
+        private static final long serialVersionUID = 1L;
+        /** The code of this kind. */
+        public static final int CODE = 20;
+
+        LayoutMismatch(Details d) {
             super(d);
         }
     }

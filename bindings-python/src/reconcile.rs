@@ -1,0 +1,202 @@
+//! The core's `reconcile` for Python: the ledger a replay builds, the layouts, and the
+//! classification of a listing.
+//!
+//! Owns: converting these to plain tuples and lists (`rlmeta._reconcile` makes dataclasses of
+//! them), and releasing the GIL around a replay or a classification. Never: a rule; every class,
+//! every total and the cleanup plan are the core's.
+
+use pyo3::prelude::*;
+use rlmeta::batch::{Batches, ReadOptions};
+use rlmeta::reconcile::{self, Layout, Ledger, Object, PRESETS, Params};
+
+use crate::run;
+
+/// `(offset, key, value)`.
+type KV = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
+/// `(topic_id, topic, partition)`.
+type Tp = (String, String, i32);
+/// A segment's verdict: `(id, partition, class, state, since_ms, (start, end, size),
+/// kafka_knows, objects, object_bytes, missing_files, covered, why)`.
+type Seg = (
+    String,
+    u32,
+    &'static str,
+    i8,
+    i64,
+    (Option<i64>, Option<i64>, Option<i32>),
+    bool,
+    Vec<u32>,
+    u64,
+    Vec<String>,
+    bool,
+    String,
+);
+/// An object's verdict: `(class, segment, segment_id, partition, file, safe, note)`.
+type Obj = (
+    &'static str,
+    Option<u32>,
+    Option<String>,
+    Option<u32>,
+    String,
+    bool,
+    Option<String>,
+);
+/// `(partition or None, class, segments, objects, object_bytes, segment_bytes)`.
+type Total = (Option<u32>, &'static str, u64, u64, u64, u64);
+/// `(name, templates, size_file, required_files)`.
+type LayoutOut = (String, Vec<String>, Option<String>, Vec<String>);
+type Result_ = (Vec<Tp>, Vec<Seg>, Vec<Obj>, Vec<Total>, Vec<u32>, Vec<u32>);
+
+/// What a replay of metadata records tells about every segment they name (the core's `Ledger`).
+#[pyclass(module = "rlmeta._native", name = "Ledger")]
+pub struct Ledger_ {
+    ledger: Ledger,
+}
+
+#[pymethods]
+impl Ledger_ {
+    #[new]
+    fn new() -> Self {
+        Ledger_ {
+            ledger: Ledger::new(),
+        }
+    }
+
+    /// Replays `(offset, key, value)` records in order, with the GIL released.
+    fn apply_many(&mut self, py: Python<'_>, records: Vec<KV>) {
+        let l = &mut self.ledger;
+        py.detach(|| {
+            for (o, k, v) in &records {
+                l.apply(*o, k.as_deref(), v.as_deref());
+            }
+        });
+    }
+
+    /// Replays every record of a segment file image; returns how many were read.
+    fn apply_file(&mut self, py: Python<'_>, data: &[u8]) -> usize {
+        let l = &mut self.ledger;
+        py.detach(|| {
+            let mut n = 0;
+            for batch in Batches::new(data, ReadOptions::default()).flatten() {
+                let Ok(records) = batch.records() else {
+                    continue;
+                };
+                for r in records.flatten() {
+                    l.apply(r.offset, r.key, r.value);
+                    n += 1;
+                }
+            }
+            n
+        })
+    }
+
+    /// Records replayed so far.
+    fn records(&self) -> u64 {
+        self.ledger.records()
+    }
+
+    /// Classifies `(key, size, last_modified_ms)` objects against this ledger.
+    fn reconcile(
+        &self,
+        py: Python<'_>,
+        listing: Vec<(String, u64, i64)>,
+        layout: &str,
+        now_ms: i64,
+        grace_ms: i64,
+    ) -> PyResult<Result_> {
+        let layout = Layout::parse(layout).map_err(|e| crate::to_py_err(py, &e))?;
+        let ledger = &self.ledger;
+        run(py, usize::MAX, move || {
+            let listing: Vec<Object> = listing
+                .into_iter()
+                .map(|(key, size, last_modified_ms)| Object {
+                    key,
+                    size,
+                    last_modified_ms,
+                })
+                .collect();
+            let r = reconcile::reconcile(ledger, &listing, &layout, Params { now_ms, grace_ms })?;
+            Ok((
+                r.partitions
+                    .iter()
+                    .map(|t| (t.topic_id.to_string(), t.topic.clone(), t.partition))
+                    .collect(),
+                r.segments
+                    .into_iter()
+                    .map(|s| {
+                        (
+                            s.id.to_string(),
+                            s.partition,
+                            s.class.name(),
+                            s.state.id(),
+                            s.since_ms,
+                            (s.start_offset, s.end_offset, s.segment_size_in_bytes),
+                            s.kafka_knows,
+                            s.objects,
+                            s.object_bytes,
+                            s.missing_files,
+                            s.covered,
+                            s.why,
+                        )
+                    })
+                    .collect(),
+                r.objects
+                    .into_iter()
+                    .map(|o| {
+                        (
+                            o.class.name(),
+                            o.segment,
+                            o.segment_id.map(|u| u.to_string()),
+                            o.partition,
+                            o.file,
+                            o.safe_to_delete,
+                            o.note,
+                        )
+                    })
+                    .collect(),
+                r.totals
+                    .iter()
+                    .map(|((p, c), t)| {
+                        (
+                            *p,
+                            *c,
+                            t.segments,
+                            t.objects,
+                            t.object_bytes,
+                            t.segment_bytes,
+                        )
+                    })
+                    .collect(),
+                r.safe_to_delete,
+                r.needs_person,
+            ))
+        })
+    }
+}
+
+/// The layout presets: `(name, description, spec)`.
+#[pyfunction]
+fn layout_presets() -> Vec<(&'static str, &'static str, &'static str)> {
+    PRESETS.to_vec()
+}
+
+/// A layout (a preset name or a spec) parsed: `(name, templates, size_file, required_files)`.
+#[pyfunction]
+fn parse_layout(py: Python<'_>, spec: &str) -> PyResult<LayoutOut> {
+    run(py, 0, || {
+        let l = Layout::parse(spec)?;
+        Ok((
+            l.name,
+            l.templates.into_iter().map(|t| t.text).collect(),
+            l.size_file,
+            l.required_files,
+        ))
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Ledger_>()?;
+    m.add_function(wrap_pyfunction!(layout_presets, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_layout, m)?)?;
+    Ok(())
+}
