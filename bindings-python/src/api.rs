@@ -12,7 +12,8 @@ use rlmeta::cache::{Applied, Orphan, SegmentMetadata, Skip, Store};
 use rlmeta::compaction::{CleanupPolicy, Log, TopicConfig};
 use rlmeta::feature::{self, MetadataLevel, NullKeyScan, PartitionLevel, Readiness};
 use rlmeta::inspect::{self, Inspector};
-use rlmeta::json::{Int64Style, event_from_json};
+use rlmeta::json::Int64Style;
+use rlmeta::plan::event_from_json;
 use rlmeta::projection::{GrowthParams, project_growth};
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
 

@@ -408,7 +408,7 @@ mod tests {
         .unwrap_or_default();
         let doc = crate::json::parse(&script).unwrap_or(Json::Null);
         let events = &doc["cases"][0]["events"];
-        let copy = crate::json::event_from_json(&events[0]).ok();
+        let copy = crate::plan::event_from_json(&events[0]).ok();
         let Some(Event::CopyStarted { partition, segment }) = copy.clone() else {
             panic!("the first event of lifecycle.json is a copy start: {copy:?}");
         };
@@ -441,7 +441,7 @@ mod tests {
         let current = m.map(|m| crate::plan::current_segment_value(&partition, &m));
         assert_eq!(current.and_then(|c| c.ok()), Some(started.clone()));
         // COPY_SEGMENT_FINISHED, from its serde form: the current value carries the new state.
-        let finished = crate::json::event_from_json(&events[1]).unwrap_or(copy.clone().unwrap_or(
+        let finished = crate::plan::event_from_json(&events[1]).unwrap_or(copy.clone().unwrap_or(
             Event::CopyFinished(crate::plan::SegmentEvent {
                 partition: partition.clone(),
                 segment_id: Uuid::ZERO,
