@@ -16,9 +16,9 @@ PY_PORTABLE = --release --zig --compatibility manylinux2014 --target $(1)-unknow
 PY_MATURIN_PROFILE := $(if $(filter release,$(PY_PROFILE)),--release,$(if $(filter portable,$(PY_PROFILE)),$(call PY_PORTABLE,x86_64),))
 PY_TARGET_DIR := target/maturin
 
-# The operator tools' runtime dependencies, as in pyproject.toml (the wheel itself is installed
-# with --no-deps --no-index): kafka-python and tqdm pinned; pyjks and cryptography (the stores a
-# --command-config names) are ranges there, the versions tested here pinned.
+# The operator tools' runtime dependencies (the wheel itself is installed with --no-deps
+# --no-index): pyproject.toml gives ranges, these are the versions tested here, pinned, each
+# inside its range (tests/test_packaging.py checks that).
 PY_RUNTIME_DEPS := kafka-python==3.0.12 tqdm==4.70.1 pyjks==20.0.0 cryptography==50.0.2
 
 .PHONY: py-wheel py-install py-test py-deps
