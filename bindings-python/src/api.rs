@@ -29,13 +29,14 @@ type Point = (u32, u64, u64, u64, u64, u64);
 type NextBatch = Option<(Option<(BatchHead, Vec<RecOut>)>, Option<Py<PyAny>>)>;
 /// A record as the binding passes it: `(offset, timestamp, key, value)`.
 type Rec = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>);
-/// What replay did: `(outcome, skip, detail, fatal_to_kafka, error_code)`.
+/// What replay did: `(outcome, skip, detail, fatal_to_kafka, error_code, outcome_code)`.
 type Outcome = (
     &'static str,
     Option<&'static str>,
     Option<String>,
     bool,
     Option<u32>,
+    u8,
 );
 /// A segment's metadata in `SegmentMetadata` field order.
 type Seg = (
@@ -110,16 +111,24 @@ fn skip_out(skip: &Skip) -> (&'static str, Option<String>, Option<u32>) {
 }
 
 fn outcome(a: &Applied) -> Outcome {
+    let code = a.outcome_code();
     match a {
-        Applied::Applied => ("applied", None, None, false, None),
-        Applied::Orphaned => ("orphaned", None, None, false, None),
+        Applied::Applied => ("applied", None, None, false, None, code),
+        Applied::Orphaned => ("orphaned", None, None, false, None, code),
         Applied::AppliedWithBadKey(s) => {
             let (k, d, c) = skip_out(s);
-            ("applied_with_bad_key", Some(k), d, s.fatal_to_kafka(), c)
+            (
+                "applied_with_bad_key",
+                Some(k),
+                d,
+                s.fatal_to_kafka(),
+                c,
+                code,
+            )
         }
         Applied::Skipped(s) => {
             let (k, d, c) = skip_out(s);
-            ("skipped", Some(k), d, s.fatal_to_kafka(), c)
+            ("skipped", Some(k), d, s.fatal_to_kafka(), c, code)
         }
     }
 }

@@ -6,7 +6,8 @@
 //! orphans, and what Kafka's cleaner would keep if the topic were compacted now, with the live
 //! segments that compacted log would no longer know. Text and JSON renderings of it. Also the
 //! marks a viewer puts on a lifecycle (stuck, dangling, overlapping) and a compaction preview at
-//! any moment with any topic configuration. Never: I/O.
+//! any moment with any topic configuration, and the tables a viewer's columns use (record kinds,
+//! flags, mark bits). Never: I/O.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -19,6 +20,68 @@ use crate::compaction::{Log, TopicConfig};
 use crate::feature::MetadataLevel;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
 use crate::record::{Record, decode_value};
+
+/// What a record holds, one byte per record in a viewer's `kinds` column, with its name for
+/// people ([`kind::NAMES`], by code). The numbers never change (hosts store them).
+pub mod kind {
+    pub const SEGMENT: u8 = 0;
+    pub const UPDATE: u8 = 1;
+    pub const PARTITION_DELETE: u8 = 2;
+    pub const SNAPSHOT: u8 = 3;
+    pub const TOMBSTONE: u8 = 4;
+    pub const LEVEL_RECORD: u8 = 5;
+    pub const UNDECODABLE: u8 = 6;
+    pub const CONTROL: u8 = 7;
+    /// Every kind by code: its constant's name and its name for people.
+    pub const TABLE: [(u8, &str, &str); 8] = [
+        (SEGMENT, "SEGMENT", "segment"),
+        (UPDATE, "UPDATE", "update"),
+        (PARTITION_DELETE, "PARTITION_DELETE", "partition delete"),
+        (SNAPSHOT, "SNAPSHOT", "snapshot"),
+        (TOMBSTONE, "TOMBSTONE", "tombstone"),
+        (LEVEL_RECORD, "LEVEL_RECORD", "level record"),
+        (UNDECODABLE, "UNDECODABLE", "undecodable"),
+        (CONTROL, "CONTROL", "control"),
+    ];
+}
+
+/// Bits of a viewer's per-record `flags` column.
+pub mod flag {
+    pub const NULL_KEY: u8 = 1;
+    /// The key parses as a KIP-1266 key.
+    pub const KIP1266_KEY: u8 = 2;
+    pub const TOMBSTONE: u8 = 4;
+    /// The value does not decode (or is an invalid level record).
+    pub const ERROR: u8 = 8;
+    /// The record's batch fails its CRC.
+    pub const BAD_CRC: u8 = 16;
+    pub const HEADERS: u8 = 32;
+    /// A key that is neither a KIP-1266 key nor the level record key.
+    pub const BAD_KEY: u8 = 64;
+    /// Every bit with its constant's name.
+    pub const TABLE: [(u8, &str); 7] = [
+        (NULL_KEY, "NULL_KEY"),
+        (KIP1266_KEY, "KIP1266_KEY"),
+        (TOMBSTONE, "TOMBSTONE"),
+        (ERROR, "ERROR"),
+        (BAD_CRC, "BAD_CRC"),
+        (HEADERS, "HEADERS"),
+        (BAD_KEY, "BAD_KEY"),
+    ];
+}
+
+/// Bits of a lifecycle's marks ([`SegmentMarks::bits`]).
+pub mod mark {
+    pub const STUCK: u8 = 1;
+    pub const DANGLING: u8 = 2;
+    pub const OVERLAPPING: u8 = 4;
+    /// Every bit with its constant's name.
+    pub const TABLE: [(u8, &str); 3] = [
+        (STUCK, "STUCK"),
+        (DANGLING, "DANGLING"),
+        (OVERLAPPING, "OVERLAPPING"),
+    ];
+}
 
 /// One segment's lifecycle as the records tell it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +108,10 @@ pub struct Summary {
     pub fatal_to_old_brokers: usize,
     pub live_segments: usize,
     pub orphans: usize,
-    /// Records Kafka's cleaner would keep if the topic were compacted now.
+    /// When the summary's compaction ran: [`COMPACTION_HORIZON_MS`] after the last record.
+    pub compacted_at_ms: i64,
+    /// Records Kafka's cleaner would keep if the topic were compacted at `compacted_at_ms`
+    /// ([`summary_compaction`]).
     pub kept_by_compaction: usize,
     /// Live segments a broker replaying that compacted log would no longer know.
     pub lost_by_compaction: Vec<Uuid>,
@@ -93,7 +159,8 @@ pub fn inspect(files: &[(&str, &[u8])]) -> Inspection {
 #[derive(Clone, Debug)]
 pub struct Inspector {
     store: Store,
-    log: Log,
+    /// Every record as the compaction model takes it: (offset, timestamp, key, value, size).
+    records: Vec<OwnedRecord>,
     summary: Summary,
     lifecycles: BTreeMap<Uuid, SegmentLifecycle>,
     last_ts: i64,
@@ -109,10 +176,7 @@ impl Inspector {
     pub fn new() -> Inspector {
         Inspector {
             store: Store::new(),
-            log: Log::new(TopicConfig {
-                segment_records: 1000,
-                ..TopicConfig::compacted()
-            }),
+            records: Vec::new(),
             summary: Summary::default(),
             lifecycles: BTreeMap::new(),
             last_ts: 0,
@@ -127,9 +191,25 @@ impl Inspector {
                 continue;
             };
             for r in records.flatten() {
-                self.push(r.offset, r.timestamp, r.key, r.value);
+                self.push_sized(r.offset, r.timestamp, r.key, r.value, r.size);
             }
         }
+    }
+
+    /// [`Inspector::push`] for a record whose size in its batch is known (read from a file).
+    pub fn push_sized(
+        &mut self,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        size: usize,
+    ) -> Applied {
+        let applied = self.push(offset, timestamp, key, value);
+        if let Some(last) = self.records.last_mut() {
+            last.size = size;
+        }
+        applied
     }
 
     /// One record of the metadata partition, in offset order; returns what replay did with it.
@@ -143,11 +223,14 @@ impl Inspector {
         let summary = &mut self.summary;
         summary.records += 1;
         self.last_ts = self.last_ts.max(timestamp);
-        self.log.append(
+        self.records.push(OwnedRecord {
+            offset,
             timestamp,
-            key.map(<[u8]>::to_vec),
-            value.map(<[u8]>::to_vec),
-        );
+            key: key.map(<[u8]>::to_vec),
+            value: value.map(<[u8]>::to_vec),
+            // Unknown here (a host's record): the key and value bytes stand in.
+            size: key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len),
+        });
         match (key, value) {
             (None, _) => summary.null_key_records += 1,
             (Some(_), Some(_)) => summary.keyed_records += 1,
@@ -180,12 +263,12 @@ impl Inspector {
         &self.store
     }
 
-    /// The lifecycles and the summary, with what the cleaner would keep long after the last
-    /// record.
+    /// The lifecycles and the summary, with what the cleaner would keep
+    /// [`COMPACTION_HORIZON_MS`] after the last record ([`summary_compaction`]).
     pub fn finish(self) -> Inspection {
         let Inspector {
             store,
-            mut log,
+            records,
             mut summary,
             lifecycles,
             last_ts,
@@ -202,28 +285,11 @@ impl Inspector {
         for l in lifecycles.values_mut() {
             l.now = now.get(&l.id).copied();
         }
-        // The cleaner runs long after the last record, as it would on a topic switched to compact.
-        let later = last_ts.saturating_add(30 * 86_400_000);
-        log.append(
-            later,
-            Some(b"rlmeta-inspect-roll".to_vec()),
-            Some(Vec::new()),
-        );
-        log.clean(later);
-        let mut compacted = Store::new();
-        for r in log
-            .records()
-            .filter(|r| r.key.as_deref() != Some(b"rlmeta-inspect-roll"))
-        {
-            compacted.apply(r.offset, r.key.as_deref(), r.value.as_deref());
-        }
-        summary.kept_by_compaction = log.len().saturating_sub(1);
-        let still: Vec<Uuid> = live_ids(&compacted).into_iter().map(|(id, _)| id).collect();
-        summary.lost_by_compaction = live
-            .iter()
-            .map(|(id, _)| *id)
-            .filter(|id| !still.contains(id))
-            .collect();
+        let views: Vec<PreviewRecord<'_>> = records.iter().map(OwnedRecord::view).collect();
+        let (at, compacted) = summary_compaction(&views, last_ts);
+        summary.compacted_at_ms = at;
+        summary.kept_by_compaction = compacted.records_after;
+        summary.lost_by_compaction = compacted.lost;
         // Ordered by (partition, start offset, id). The few distinct partitions are ranked first so
         // that the sort compares integers, not topic names (a third of the time on large logs).
         let mut distinct: Vec<&TopicIdPartition> = {
@@ -412,7 +478,8 @@ impl Inspection {
         );
         let _ = writeln!(
             out,
-            "  if compacted now: {} of {} records kept; live segments lost: {}",
+            "  if compacted {} days after the last record: {} of {} records kept; live segments lost: {}",
+            COMPACTION_HORIZON_MS / 86_400_000,
             s.kept_by_compaction,
             s.records,
             s.lost_by_compaction.len()
@@ -459,7 +526,7 @@ impl Inspection {
             "summary": {
                 "records": s.records, "nullKeyRecords": s.null_key_records, "keyedRecords": s.keyed_records,
                 "tombstones": s.tombstones, "undecodable": s.undecodable, "fatalToOldBrokers": s.fatal_to_old_brokers,
-                "liveSegments": s.live_segments, "orphans": s.orphans, "keptByCompaction": s.kept_by_compaction,
+                "liveSegments": s.live_segments, "orphans": s.orphans, "compactedAtMs": s.compacted_at_ms, "keptByCompaction": s.kept_by_compaction,
                 "lostByCompaction": s.lost_by_compaction.iter().map(Uuid::to_string).collect::<Vec<_>>(),
                 "level": s.level.as_ref().map(|l| match &l.level {
                     Ok(level) => json!({"offset": l.offset, "level": level.level()}),
@@ -482,6 +549,19 @@ pub struct SegmentMarks {
     /// Live and copied, with an offset range that overlaps another live copied segment of the
     /// same user partition (Kafka keeps both; which one serves a fetch depends on leader epochs).
     pub overlapping: bool,
+}
+
+impl SegmentMarks {
+    /// The marks as [`mark`] bits.
+    pub fn bits(self) -> u8 {
+        (if self.stuck { mark::STUCK } else { 0 })
+            | (if self.dangling { mark::DANGLING } else { 0 })
+            | (if self.overlapping {
+                mark::OVERLAPPING
+            } else {
+                0
+            })
+    }
 }
 
 /// The marks of each lifecycle, in the same order as `segments`.
@@ -614,6 +694,96 @@ pub fn preview_compaction(
         .filter(|id| !still.contains(id))
         .collect();
     out
+}
+
+/// How long after the last record the inspection's summary compacts the log: past every
+/// default horizon (`delete.retention.ms` 1 day, `segment.ms` 7 days), as the cleaner of a topic
+/// switched to `compact` would find it.
+pub const COMPACTION_HORIZON_MS: i64 = 30 * 86_400_000;
+
+/// The topic configuration of the inspection's summary: Kafka's defaults for a compacted topic
+/// (the level-2 preset), segments of 1,000 records standing in for `segment.bytes`.
+pub fn summary_compaction_config() -> TopicConfig {
+    TopicConfig {
+        segment_records: 1000,
+        ..MetadataLevel::V2.cleaner_config(
+            crate::feature::DEFAULT_V1_RETENTION_MS,
+            crate::feature::DEFAULT_V1_SEGMENT_MS,
+        )
+    }
+}
+
+/// The summary's "if compacted" answer: [`preview_compaction`] with
+/// [`summary_compaction_config`] at [`COMPACTION_HORIZON_MS`] after `last_timestamp`. Returns
+/// the moment and the preview.
+pub fn summary_compaction(
+    records: &[PreviewRecord<'_>],
+    last_timestamp: i64,
+) -> (i64, CompactionPreview) {
+    let at = last_timestamp.saturating_add(COMPACTION_HORIZON_MS);
+    (
+        at,
+        preview_compaction(records, summary_compaction_config(), at),
+    )
+}
+
+/// A record kept by an [`Inspector`] for the compaction model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct OwnedRecord {
+    offset: i64,
+    timestamp: i64,
+    key: Option<Vec<u8>>,
+    value: Option<Vec<u8>>,
+    size: usize,
+}
+
+impl OwnedRecord {
+    fn view(&self) -> PreviewRecord<'_> {
+        PreviewRecord {
+            offset: self.offset,
+            timestamp: self.timestamp,
+            key: self.key.as_deref(),
+            value: self.value.as_deref(),
+            size: self.size,
+        }
+    }
+}
+
+/// [`preview_compaction`] over segment file images of one metadata partition, in offset order:
+/// every record of each file up to its first batch that does not read (a broker recovering the
+/// log truncates it there), each with its size in its batch.
+pub fn preview_compaction_files(
+    files: &[&[u8]],
+    config: TopicConfig,
+    now_ms: i64,
+) -> CompactionPreview {
+    let per_file: Vec<Vec<crate::batch::Batch<'_>>> = files
+        .iter()
+        .map(|f| {
+            Batches::new(f, ReadOptions::default())
+                .map_while(|b| b.ok())
+                .collect()
+        })
+        .collect();
+    let mut records = Vec::new();
+    for batches in &per_file {
+        'file: for b in batches {
+            let Ok(rs) = b.records() else {
+                break 'file;
+            };
+            for r in rs {
+                let Ok(r) = r else { break 'file };
+                records.push(PreviewRecord {
+                    offset: r.offset,
+                    timestamp: r.timestamp,
+                    key: r.key,
+                    value: r.value,
+                    size: r.size,
+                });
+            }
+        }
+    }
+    preview_compaction(&records, config, now_ms)
 }
 
 #[cfg(test)]
