@@ -778,6 +778,115 @@ impl CompactionLog {
     }
 }
 
+/// `(records_before, bytes_before, records_after, bytes_after, null_keys_dropped, live_before,
+/// lost segment ids)`: the core's `CompactionPreview` without the per-record flags.
+type PreviewOut = (usize, u64, usize, u64, usize, usize, Vec<String>);
+
+fn preview_out(p: inspect::CompactionPreview) -> PreviewOut {
+    (
+        p.records_before,
+        p.bytes_before,
+        p.records_after,
+        p.bytes_after,
+        p.null_keys_dropped,
+        p.live_before,
+        p.lost.iter().map(Uuid::to_string).collect(),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn topic_config(
+    py: Python<'_>,
+    cleanup_policy: &str,
+    retention_ms: i64,
+    min_compaction_lag_ms: i64,
+    delete_retention_ms: i64,
+    segment_ms: i64,
+    segment_records: usize,
+) -> PyResult<TopicConfig> {
+    Ok(TopicConfig {
+        cleanup_policy: CleanupPolicy::parse(cleanup_policy).map_err(|e| to_py_err(py, &e))?,
+        retention_ms,
+        min_compaction_lag_ms,
+        delete_retention_ms,
+        segment_ms,
+        segment_records: segment_records.max(1),
+    })
+}
+
+/// What Kafka's retention and cleaner keep at `now_ms` of a metadata partition's segment files
+/// (in offset order) and the live segments a replay of the result loses: the core's
+/// `preview_compaction_files`, the page's and `rlmeta inspect`'s model.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (files, cleanup_policy, retention_ms, min_compaction_lag_ms, delete_retention_ms, segment_ms, segment_records, now_ms))]
+pub fn preview_compaction_files(
+    py: Python<'_>,
+    files: Vec<Vec<u8>>,
+    cleanup_policy: String,
+    retention_ms: i64,
+    min_compaction_lag_ms: i64,
+    delete_retention_ms: i64,
+    segment_ms: i64,
+    segment_records: usize,
+    now_ms: i64,
+) -> PyResult<PreviewOut> {
+    let config = topic_config(
+        py,
+        &cleanup_policy,
+        retention_ms,
+        min_compaction_lag_ms,
+        delete_retention_ms,
+        segment_ms,
+        segment_records,
+    )?;
+    Ok(py.detach(|| {
+        let views: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
+        preview_out(inspect::preview_compaction_files(&views, config, now_ms))
+    }))
+}
+
+/// [`preview_compaction_files`] over records read from a cluster, `(offset, timestamp, key,
+/// value)` in offset order; a record's size is its key and value bytes (a consumer does not see
+/// batch sizes).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (records, cleanup_policy, retention_ms, min_compaction_lag_ms, delete_retention_ms, segment_ms, segment_records, now_ms))]
+pub fn preview_compaction(
+    py: Python<'_>,
+    records: Vec<Rec>,
+    cleanup_policy: String,
+    retention_ms: i64,
+    min_compaction_lag_ms: i64,
+    delete_retention_ms: i64,
+    segment_ms: i64,
+    segment_records: usize,
+    now_ms: i64,
+) -> PyResult<PreviewOut> {
+    let config = topic_config(
+        py,
+        &cleanup_policy,
+        retention_ms,
+        min_compaction_lag_ms,
+        delete_retention_ms,
+        segment_ms,
+        segment_records,
+    )?;
+    Ok(py.detach(|| {
+        let views: Vec<inspect::PreviewRecord<'_>> = records
+            .iter()
+            .map(|(o, t, k, v)| inspect::PreviewRecord {
+                offset: *o,
+                timestamp: *t,
+                key: k.as_deref(),
+                value: v.as_deref(),
+                size: k.as_ref().map_or(0, Vec::len) + v.as_ref().map_or(0, Vec::len),
+            })
+            .collect();
+        preview_out(inspect::preview_compaction(&views, config, now_ms))
+    }))
+}
+
 /// Kafka's spelling of a `cleanup.policy` value, checked.
 #[pyfunction]
 pub fn cleanup_policy_name(py: Python<'_>, text: String) -> PyResult<&'static str> {
@@ -995,6 +1104,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dump_log_json, m)?)?;
     m.add_function(wrap_pyfunction!(record_line, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup_policy_name, m)?)?;
+    m.add_function(wrap_pyfunction!(preview_compaction, m)?)?;
+    m.add_function(wrap_pyfunction!(preview_compaction_files, m)?)?;
     m.add_function(wrap_pyfunction!(level_topic_configs, m)?)?;
     m.add_function(wrap_pyfunction!(check_upgrade, m)?)?;
     m.add_function(wrap_pyfunction!(level_properties, m)?)?;

@@ -186,7 +186,7 @@ impl Inspector {
     /// Every record of a segment file image (batches that do not read are skipped, as
     /// kafka-dump-log skips them).
     pub fn push_file(&mut self, bytes: &[u8]) {
-        for batch in Batches::new(bytes, ReadOptions::default()).flatten() {
+        for batch in file_batches(bytes) {
             let Ok(records) = batch.records() else {
                 continue;
             };
@@ -749,38 +749,33 @@ impl OwnedRecord {
     }
 }
 
-/// [`preview_compaction`] over segment file images of one metadata partition, in offset order:
-/// every record of each file up to its first batch that does not read (a broker recovering the
-/// log truncates it there), each with its size in its batch.
+/// The batches of a segment file image as the inspection reads them: the walk stops at the
+/// first batch that does not read (a corrupt one; kafka-dump-log stops there too) and skips
+/// entries of an older magic.
+fn file_batches(bytes: &[u8]) -> impl Iterator<Item = crate::batch::Batch<'_>> {
+    Batches::new(bytes, ReadOptions::default()).flatten()
+}
+
+/// [`preview_compaction`] over segment file images of one metadata partition, in offset order,
+/// read as [`Inspector::push_file`] reads them, each record with its size in its batch.
 pub fn preview_compaction_files(
     files: &[&[u8]],
     config: TopicConfig,
     now_ms: i64,
 ) -> CompactionPreview {
-    let per_file: Vec<Vec<crate::batch::Batch<'_>>> = files
-        .iter()
-        .map(|f| {
-            Batches::new(f, ReadOptions::default())
-                .map_while(|b| b.ok())
-                .collect()
-        })
-        .collect();
+    let batches: Vec<crate::batch::Batch<'_>> =
+        files.iter().flat_map(|f| file_batches(f)).collect();
     let mut records = Vec::new();
-    for batches in &per_file {
-        'file: for b in batches {
-            let Ok(rs) = b.records() else {
-                break 'file;
-            };
-            for r in rs {
-                let Ok(r) = r else { break 'file };
-                records.push(PreviewRecord {
-                    offset: r.offset,
-                    timestamp: r.timestamp,
-                    key: r.key,
-                    value: r.value,
-                    size: r.size,
-                });
-            }
+    for b in &batches {
+        let Ok(rs) = b.records() else { continue };
+        for r in rs.flatten() {
+            records.push(PreviewRecord {
+                offset: r.offset,
+                timestamp: r.timestamp,
+                key: r.key,
+                value: r.value,
+                size: r.size,
+            });
         }
     }
     preview_compaction(&records, config, now_ms)
@@ -825,6 +820,47 @@ mod preview_tests {
                 size: *size,
             })
             .collect()
+    }
+
+    #[test]
+    fn the_summary_and_the_files_preview_are_one_model_on_every_fixture() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures");
+        let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+        for base in ["broker/remote_log_metadata", "crafted"] {
+            for e in std::fs::read_dir(format!("{root}/{base}"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let p = e.path();
+                let meta = p.join("__remote_log_metadata-0");
+                dirs.push(if meta.is_dir() { meta } else { p });
+            }
+        }
+        let mut checked = 0;
+        for d in dirs.iter().filter(|d| d.is_dir()) {
+            let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(d)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                .collect();
+            logs.sort();
+            let data: Vec<Vec<u8>> = logs.iter().filter_map(|p| std::fs::read(p).ok()).collect();
+            let files: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+            let named: Vec<(&str, &[u8])> = files.iter().map(|f| ("x.log", *f)).collect();
+            let report = inspect(&named);
+            let s = &report.summary;
+            let p =
+                preview_compaction_files(&files, summary_compaction_config(), s.compacted_at_ms);
+            assert_eq!(p.records_before, s.records, "{d:?}");
+            assert_eq!(p.records_after, s.kept_by_compaction, "{d:?}");
+            assert_eq!(p.lost, s.lost_by_compaction, "{d:?}");
+            assert_eq!(p.live_before, s.live_segments, "{d:?}");
+            checked += 1;
+        }
+        assert!(checked >= 10, "{checked} fixtures");
     }
 
     #[test]
