@@ -342,11 +342,7 @@ pub fn stuck_segments(store: &Store, now_ms: i64, threshold_ms: i64) -> Vec<Stuc
             continue;
         };
         for m in cache.segments() {
-            let transient = matches!(
-                m.state,
-                SegmentState::CopySegmentStarted | SegmentState::DeleteSegmentStarted
-            );
-            if transient && m.event_timestamp_ms < limit {
+            if is_stuck(Some(m.state)) && m.event_timestamp_ms < limit {
                 out.push(Stuck {
                     partition: tp.clone(),
                     id: m.id,
@@ -368,32 +364,62 @@ pub struct Overlap {
     pub second: (Uuid, i64, i64),
 }
 
-/// Every overlapping pair of live segments, by start offset.
-pub fn overlapping_segments(store: &Store) -> Vec<Overlap> {
+/// Segment health, defined once (scan's lists and a viewer's marks are views of it):
+/// - stuck: live in a state a finished step should have followed (`COPY_SEGMENT_STARTED`, a copy
+///   that never finished; `DELETE_SEGMENT_STARTED`, a delete that never finished); a host shows
+///   those whose last event is older than its threshold;
+/// - overlapping: two live copied (`COPY_SEGMENT_FINISHED`) segments of one user partition whose
+///   offset ranges overlap (Kafka keeps both; which serves a fetch depends on leader epochs);
+/// - dangling: updates with no segment record in the records given.
+pub fn is_stuck(now: Option<SegmentState>) -> bool {
+    matches!(
+        now,
+        Some(SegmentState::CopySegmentStarted | SegmentState::DeleteSegmentStarted)
+    )
+}
+
+/// Every overlapping pair of `(partition, id, start, end)` copied segments (see [`is_stuck`] for
+/// the definition), by partition and start offset.
+fn overlapping_pairs<'p>(
+    mut copied: Vec<(&'p TopicIdPartition, i64, i64, Uuid)>,
+) -> Vec<(&'p TopicIdPartition, (Uuid, i64, i64), (Uuid, i64, i64))> {
+    copied.sort();
     let mut out = Vec::new();
-    for tp in store.partitions() {
-        let Some(cache) = store.partition_cache(tp) else {
-            continue;
-        };
-        let segs = cache.segments();
-        for (i, a) in segs.iter().enumerate() {
-            // Sorted by start offset: only the segments starting before `a` ends can overlap it.
-            for b in segs
-                .iter()
-                .skip(i + 1)
-                .take_while(|b| b.start_offset <= a.end_offset)
-            {
-                {
-                    out.push(Overlap {
-                        partition: tp.clone(),
-                        first: (a.id, a.start_offset, a.end_offset),
-                        second: (b.id, b.start_offset, b.end_offset),
-                    });
-                }
-            }
+    for (i, &(tp, start, end, id)) in copied.iter().enumerate() {
+        // Sorted by start offset: only the segments starting before this one ends can overlap it.
+        for &(_, s, e, other) in copied
+            .iter()
+            .skip(i + 1)
+            .take_while(|(p, s, _, _)| *p == tp && *s <= end)
+        {
+            out.push((tp, (id, start, end), (other, s, e)));
         }
     }
     out
+}
+
+/// Every overlapping pair of live copied segments in the store, by start offset.
+pub fn overlapping_segments(store: &Store) -> Vec<Overlap> {
+    let partitions = store.partitions();
+    let mut copied = Vec::new();
+    for tp in &partitions {
+        let Some(cache) = store.partition_cache(tp) else {
+            continue;
+        };
+        for m in cache.segments() {
+            if m.state == SegmentState::CopySegmentFinished {
+                copied.push((*tp, m.start_offset, m.end_offset, m.id));
+            }
+        }
+    }
+    overlapping_pairs(copied)
+        .into_iter()
+        .map(|(tp, first, second)| Overlap {
+            partition: tp.clone(),
+            first,
+            second,
+        })
+        .collect()
 }
 
 fn fold(
@@ -566,41 +592,25 @@ impl SegmentMarks {
 
 /// The marks of each lifecycle, in the same order as `segments`.
 pub fn segment_marks(segments: &[SegmentLifecycle]) -> Vec<SegmentMarks> {
-    let mut marks: Vec<SegmentMarks> = segments
+    let copied: Vec<(&TopicIdPartition, i64, i64, Uuid)> = segments
+        .iter()
+        .filter(|l| l.now == Some(SegmentState::CopySegmentFinished))
+        .filter_map(|l| Some((&l.partition, l.start_offset?, l.end_offset?, l.id)))
+        .collect();
+    let overlapping: std::collections::HashSet<Uuid> = overlapping_pairs(copied)
+        .into_iter()
+        .flat_map(|(_, a, b)| [a.0, b.0])
+        .collect();
+    segments
         .iter()
         .map(|l| SegmentMarks {
-            stuck: matches!(
-                l.now,
-                Some(SegmentState::CopySegmentStarted | SegmentState::DeleteSegmentStarted)
-            ),
+            stuck: is_stuck(l.now),
             dangling: l.start_offset.is_none(),
-            overlapping: false,
+            overlapping: l.now == Some(SegmentState::CopySegmentFinished)
+                && l.start_offset.is_some()
+                && overlapping.contains(&l.id),
         })
-        .collect();
-    // Live copied ranges by user partition, sorted by start: a range overlaps another when it
-    // starts before the furthest end seen so far, or the next one starts before its end.
-    let mut copied: Vec<(&TopicIdPartition, i64, i64, usize)> = segments
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.now == Some(SegmentState::CopySegmentFinished))
-        .filter_map(|(i, l)| Some((&l.partition, l.start_offset?, l.end_offset?, i)))
-        .collect();
-    copied.sort();
-    let mut furthest: Option<(&TopicIdPartition, i64)> = None;
-    for (k, &(tp, start, end, i)) in copied.iter().enumerate() {
-        let before = furthest.is_some_and(|(p, e)| p == tp && start <= e);
-        furthest = match furthest {
-            Some((p, e)) if p == tp => Some((tp, e.max(end))),
-            _ => Some((tp, end)),
-        };
-        let after = copied
-            .get(k + 1)
-            .is_some_and(|&(p, s, _, _)| p == tp && s <= end);
-        if let Some(m) = marks.get_mut(i) {
-            m.overlapping = before || after;
-        }
-    }
-    marks
+        .collect()
 }
 
 /// One record of the log as [`preview_compaction`] takes it (in log order).
@@ -899,6 +909,117 @@ mod preview_tests {
         assert_eq!(
             d.bytes_after,
             records.iter().map(|r| r.size as u64).sum::<u64>()
+        );
+    }
+
+    #[test]
+    fn scan_lists_and_marks_are_one_definition_of_health() {
+        use crate::plan::{Event, SegmentEvent};
+        let tp = TopicIdPartition {
+            topic_id: Uuid::from_bytes([1; 16]),
+            topic: "t".into(),
+            partition: 0,
+        };
+        // two finished copies whose ranges overlap, one next to them (finished, no overlap), one
+        // still copying (stuck), written by the planner and replayed.
+        let mut store = Store::new();
+        let mut offset = 0;
+        let mut apply = |store: &mut Store, e: Event| {
+            for p in store.plan(&e, MetadataLevel::V2).unwrap_or_default() {
+                let key = p.key.format();
+                store.apply(offset, Some(key.as_bytes()), p.value.as_deref());
+                offset += 1;
+            }
+        };
+        let seg = |n: u8, start: i64, end: i64, epoch: i32| crate::cache::SegmentMetadata {
+            id: Uuid::from_bytes([n; 16]),
+            start_offset: start,
+            end_offset: end,
+            broker_id: 1,
+            max_timestamp_ms: 10,
+            event_timestamp_ms: 10,
+            leader_epochs: smallvec::smallvec![(epoch, start)],
+            segment_size_in_bytes: 1,
+            custom_metadata: None,
+            state: SegmentState::CopySegmentStarted,
+            txn_index_empty: true,
+            broker_leader_epoch: epoch,
+        };
+        let fin = |n: u8, epoch: i32| {
+            Event::CopyFinished(SegmentEvent {
+                partition: tp.clone(),
+                segment_id: Uuid::from_bytes([n; 16]),
+                broker_id: 1,
+                event_timestamp_ms: 20,
+                custom_metadata: None,
+                broker_leader_epoch: epoch,
+            })
+        };
+        for (n, start, end, epoch, finish) in [
+            (1, 0, 99, 1, true),
+            (2, 50, 149, 2, true),
+            (3, 200, 299, 3, true),
+            (4, 300, 399, 4, false),
+            // a retried upload of part of 3's range, still copying: stuck, not overlapping
+            (5, 220, 260, 5, false),
+        ] {
+            apply(
+                &mut store,
+                Event::CopyStarted {
+                    partition: tp.clone(),
+                    segment: seg(n, start, end, epoch),
+                },
+            );
+            if finish {
+                apply(&mut store, fin(n, epoch));
+            }
+        }
+        let lifecycles: Vec<SegmentLifecycle> = store
+            .partition_cache(&tp)
+            .map(|c| c.segments())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| SegmentLifecycle {
+                partition: tp.clone(),
+                id: m.id,
+                start_offset: Some(m.start_offset),
+                end_offset: Some(m.end_offset),
+                states: vec![],
+                now: Some(m.state),
+            })
+            .collect();
+        assert_eq!(lifecycles.len(), 5);
+        let marks = segment_marks(&lifecycles);
+        let marked = |f: fn(&SegmentMarks) -> bool| -> Vec<Uuid> {
+            let mut v: Vec<Uuid> = lifecycles
+                .iter()
+                .zip(&marks)
+                .filter(|(_, m)| f(m))
+                .map(|(l, _)| l.id)
+                .collect();
+            v.sort();
+            v
+        };
+        let mut stuck: Vec<Uuid> = stuck_segments(&store, i64::MAX, 0)
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        stuck.sort();
+        assert_eq!(marked(|m| m.stuck), stuck);
+        assert_eq!(
+            stuck,
+            vec![Uuid::from_bytes([4; 16]), Uuid::from_bytes([5; 16])]
+        );
+        let mut over: Vec<Uuid> = overlapping_segments(&store)
+            .iter()
+            .flat_map(|o| [o.first.0, o.second.0])
+            .collect();
+        over.sort();
+        over.dedup();
+        assert_eq!(marked(|m| m.overlapping), over);
+        assert_eq!(
+            over,
+            vec![Uuid::from_bytes([1; 16]), Uuid::from_bytes([2; 16])]
         );
     }
 
