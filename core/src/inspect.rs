@@ -378,11 +378,14 @@ pub fn is_stuck(now: Option<SegmentState>) -> bool {
     )
 }
 
-/// Every overlapping pair of `(partition, id, start, end)` copied segments (see [`is_stuck`] for
+/// A live copied segment: `(partition, start, end, id)`.
+type Copied<'p> = (&'p TopicIdPartition, i64, i64, Uuid);
+/// Two overlapping copied segments of a partition, each `(id, start, end)`.
+type OverlapPair<'p> = (&'p TopicIdPartition, (Uuid, i64, i64), (Uuid, i64, i64));
+
+/// Every overlapping pair of `(partition, start, end, id)` copied segments (see [`is_stuck`] for
 /// the definition), by partition and start offset.
-fn overlapping_pairs<'p>(
-    mut copied: Vec<(&'p TopicIdPartition, i64, i64, Uuid)>,
-) -> Vec<(&'p TopicIdPartition, (Uuid, i64, i64), (Uuid, i64, i64))> {
+fn overlapping_pairs(mut copied: Vec<Copied<'_>>) -> Vec<OverlapPair<'_>> {
     copied.sort();
     let mut out = Vec::new();
     for (i, &(tp, start, end, id)) in copied.iter().enumerate() {
@@ -592,7 +595,7 @@ impl SegmentMarks {
 
 /// The marks of each lifecycle, in the same order as `segments`.
 pub fn segment_marks(segments: &[SegmentLifecycle]) -> Vec<SegmentMarks> {
-    let copied: Vec<(&TopicIdPartition, i64, i64, Uuid)> = segments
+    let copied: Vec<Copied<'_>> = segments
         .iter()
         .filter(|l| l.now == Some(SegmentState::CopySegmentFinished))
         .filter_map(|l| Some((&l.partition, l.start_offset?, l.end_offset?, l.id)))
