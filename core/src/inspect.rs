@@ -462,6 +462,19 @@ fn fold(
     }
 }
 
+/// A count for people: `1234567` -> `1,234,567` (the text form only; JSON keeps numbers).
+fn thousands(v: usize) -> String {
+    let digits = v.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 impl Inspection {
     /// The per-segment lifecycle and the summary, as text.
     pub fn to_text(&self) -> String {
@@ -489,29 +502,35 @@ impl Inspection {
             );
         }
         let s = &self.summary;
+        let n = thousands;
         let _ = writeln!(out, "Summary:");
         let _ = writeln!(
             out,
             "  records: {} ({} null-key, {} keyed, {} tombstones, {} undecodable)",
-            s.records, s.null_key_records, s.keyed_records, s.tombstones, s.undecodable
+            n(s.records),
+            n(s.null_key_records),
+            n(s.keyed_records),
+            n(s.tombstones),
+            n(s.undecodable)
         );
         let _ = writeln!(
             out,
             "  records that would stop a pre-KIP-1266 broker's metadata consumer: {}",
-            s.fatal_to_old_brokers
+            n(s.fatal_to_old_brokers)
         );
         let _ = writeln!(
             out,
             "  live segments: {}, orphaned updates: {}",
-            s.live_segments, s.orphans
+            n(s.live_segments),
+            n(s.orphans)
         );
         let _ = writeln!(
             out,
             "  if compacted {} days after the last record: {} of {} records kept; live segments lost: {}",
             COMPACTION_HORIZON_MS / 86_400_000,
-            s.kept_by_compaction,
-            s.records,
-            s.lost_by_compaction.len()
+            n(s.kept_by_compaction),
+            n(s.records),
+            n(s.lost_by_compaction.len())
         );
         let _ = match &s.level {
             None => writeln!(
@@ -912,6 +931,14 @@ mod preview_tests {
         assert_eq!(
             d.bytes_after,
             records.iter().map(|r| r.size as u64).sum::<u64>()
+        );
+    }
+
+    #[test]
+    fn counts_in_text_have_thousands_separators() {
+        assert_eq!(
+            [0, 999, 1000, 1_234_567].map(thousands),
+            ["0", "999", "1,000", "1,234,567"]
         );
     }
 

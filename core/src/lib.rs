@@ -16,6 +16,14 @@
 //! - [`batch`]: record batches of `.log` files. [`checkpoint`]: KRaft checkpoints, feature levels.
 //! - [`format`]: kafka-dump-log text and JSON. [`inspect`]: what an operator asks of a segment file.
 //! - [`error`]: the error type and its stable codes.
+//!
+//! Layers, lowest first; a module uses only modules of its own or a lower layer, and no two
+//! modules use each other (`tests/layering.rs` checks both):
+//! 1. `error`; 2. `wire`, `model` (a segment's `LeaderEpochs` too), `partitioner`;
+//! 3. the codecs: `record`, `key`, `json`, `batch`, `checkpoint`; Kafka's log: `compaction`;
+//! 4. `feature`; 5. `cache` (its shared types in the leaf `cache::segment`);
+//! 6. `plan` (with the JSON of lifecycle events), `tiered`, `host`, `projection`, `inspect`,
+//!    `format`.
 #![forbid(unsafe_code)]
 
 pub mod batch;
