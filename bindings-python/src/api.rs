@@ -794,52 +794,38 @@ fn preview_out(p: inspect::CompactionPreview) -> PreviewOut {
     )
 }
 
-#[allow(clippy::too_many_arguments)]
-fn topic_config(
-    py: Python<'_>,
-    cleanup_policy: &str,
-    retention_ms: i64,
-    min_compaction_lag_ms: i64,
-    delete_retention_ms: i64,
-    segment_ms: i64,
-    segment_records: usize,
-) -> PyResult<TopicConfig> {
-    Ok(TopicConfig {
-        cleanup_policy: CleanupPolicy::parse(cleanup_policy).map_err(|e| to_py_err(py, &e))?,
-        retention_ms,
-        min_compaction_lag_ms,
-        delete_retention_ms,
-        segment_ms,
-        segment_records: segment_records.max(1),
-    })
+/// A topic configuration from the binding's arguments, as the cleaner takes it.
+#[derive(FromPyObject)]
+pub struct ConfigArgs(String, i64, i64, i64, i64, usize);
+
+impl ConfigArgs {
+    fn config(&self, py: Python<'_>) -> PyResult<TopicConfig> {
+        let ConfigArgs(policy, retention, lag, delete_retention, segment_ms, segment_records) =
+            self;
+        Ok(TopicConfig {
+            cleanup_policy: CleanupPolicy::parse(policy).map_err(|e| to_py_err(py, &e))?,
+            retention_ms: *retention,
+            min_compaction_lag_ms: *lag,
+            delete_retention_ms: *delete_retention,
+            segment_ms: *segment_ms,
+            segment_records: (*segment_records).max(1),
+        })
+    }
 }
 
 /// What Kafka's retention and cleaner keep at `now_ms` of a metadata partition's segment files
 /// (in offset order) and the live segments a replay of the result loses: the core's
-/// `preview_compaction_files`, the page's and `rlmeta inspect`'s model.
+/// `preview_compaction_files`, the page's and `rlmeta inspect`'s model. `config`:
+/// `(cleanup_policy, retention_ms, min_compaction_lag_ms, delete_retention_ms, segment_ms,
+/// segment_records)`.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (files, cleanup_policy, retention_ms, min_compaction_lag_ms, delete_retention_ms, segment_ms, segment_records, now_ms))]
 pub fn preview_compaction_files(
     py: Python<'_>,
     files: Vec<Vec<u8>>,
-    cleanup_policy: String,
-    retention_ms: i64,
-    min_compaction_lag_ms: i64,
-    delete_retention_ms: i64,
-    segment_ms: i64,
-    segment_records: usize,
+    config: ConfigArgs,
     now_ms: i64,
 ) -> PyResult<PreviewOut> {
-    let config = topic_config(
-        py,
-        &cleanup_policy,
-        retention_ms,
-        min_compaction_lag_ms,
-        delete_retention_ms,
-        segment_ms,
-        segment_records,
-    )?;
+    let config = config.config(py)?;
     Ok(py.detach(|| {
         let views: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
         preview_out(inspect::preview_compaction_files(&views, config, now_ms))
@@ -850,28 +836,13 @@ pub fn preview_compaction_files(
 /// value)` in offset order; a record's size is its key and value bytes (a consumer does not see
 /// batch sizes).
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (records, cleanup_policy, retention_ms, min_compaction_lag_ms, delete_retention_ms, segment_ms, segment_records, now_ms))]
 pub fn preview_compaction(
     py: Python<'_>,
     records: Vec<Rec>,
-    cleanup_policy: String,
-    retention_ms: i64,
-    min_compaction_lag_ms: i64,
-    delete_retention_ms: i64,
-    segment_ms: i64,
-    segment_records: usize,
+    config: ConfigArgs,
     now_ms: i64,
 ) -> PyResult<PreviewOut> {
-    let config = topic_config(
-        py,
-        &cleanup_policy,
-        retention_ms,
-        min_compaction_lag_ms,
-        delete_retention_ms,
-        segment_ms,
-        segment_records,
-    )?;
+    let config = config.config(py)?;
     Ok(py.detach(|| {
         let views: Vec<inspect::PreviewRecord<'_>> = records
             .iter()

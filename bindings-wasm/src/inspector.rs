@@ -653,13 +653,7 @@ impl SegmentLog {
             for (row, r) in (*first..).zip(rs) {
                 let Ok(r) = r else { break };
                 rows.push(row as usize);
-                records.push(PreviewRecord {
-                    offset: r.offset,
-                    timestamp: r.timestamp,
-                    key: r.key,
-                    value: r.value,
-                    size: r.size,
-                });
+                records.push(PreviewRecord::of(&r));
             }
         }
         // The cleaner's log copies every key and value (see summarize).

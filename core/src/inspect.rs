@@ -646,6 +646,19 @@ pub struct PreviewRecord<'a> {
     pub size: usize,
 }
 
+impl<'a> PreviewRecord<'a> {
+    /// A record of a batch as the model takes it.
+    pub fn of(r: &crate::batch::Record<'a>) -> PreviewRecord<'a> {
+        PreviewRecord {
+            offset: r.offset,
+            timestamp: r.timestamp,
+            key: r.key,
+            value: r.value,
+            size: r.size,
+        }
+    }
+}
+
 /// What Kafka's cleaner and retention keep of a log at one moment.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CompactionPreview {
@@ -800,15 +813,7 @@ pub fn preview_compaction_files(
     let mut records = Vec::new();
     for b in &batches {
         let Ok(rs) = b.records() else { continue };
-        for r in rs.flatten() {
-            records.push(PreviewRecord {
-                offset: r.offset,
-                timestamp: r.timestamp,
-                key: r.key,
-                value: r.value,
-                size: r.size,
-            });
-        }
+        records.extend(rs.flatten().map(|r| PreviewRecord::of(&r)));
     }
     preview_compaction(&records, config, now_ms)
 }

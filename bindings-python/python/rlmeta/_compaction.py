@@ -109,7 +109,7 @@ def preview_compaction_files(files: Sequence[bytes], config: TopicConfig, now_ms
     """The core's model over one metadata partition's segment files (offset order): records up to
     each file's first corrupt batch, sized as in their batches, cleaned at ``now_ms`` as if a
     record arrived then (so the active segment rolls once ``segment.ms`` has passed)."""
-    return _preview(_native.preview_compaction_files([bytes(f) for f in files], *_config_args(config), now_ms))
+    return _preview(_native.preview_compaction_files([bytes(f) for f in files], _config_args(config), now_ms))
 
 
 def preview_compaction(
@@ -117,7 +117,7 @@ def preview_compaction(
 ) -> CompactionPreview:
     """:func:`preview_compaction_files` over ``(offset, timestamp, key, value)`` records read from a
     cluster; a record's size is its key and value bytes."""
-    return _preview(_native.preview_compaction(list(records), *_config_args(config), now_ms))
+    return _preview(_native.preview_compaction(list(records), _config_args(config), now_ms))
 
 
 @dataclass(frozen=True)

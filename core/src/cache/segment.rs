@@ -34,16 +34,21 @@ pub struct SegmentMetadata {
     pub broker_leader_epoch: i32,
 }
 
+/// The state a record's `remoteLogSegmentState` names, as Kafka's transform checks it.
+fn state_of(id: i8) -> Result<SegmentState> {
+    SegmentState::from_id(id).ok_or_else(|| {
+        Error::field(
+            ErrorKind::InvalidRecord,
+            "remoteLogSegmentState",
+            format!("unknown state id {id}"),
+        )
+    })
+}
+
 impl SegmentMetadata {
     /// The metadata of a segment record, checked as Kafka's transform checks it.
     pub fn from_record(r: &SegmentMetadataRecord<'_>) -> Result<SegmentMetadata> {
-        let state = SegmentState::from_id(r.remote_log_segment_state).ok_or_else(|| {
-            Error::field(
-                ErrorKind::InvalidRecord,
-                "remoteLogSegmentState",
-                format!("unknown state id {}", r.remote_log_segment_state),
-            )
-        })?;
+        let state = state_of(r.remote_log_segment_state)?;
         let epochs = SegmentMetadata::sorted_epochs(
             r.segment_leader_epochs
                 .iter()
@@ -107,13 +112,7 @@ pub struct SegmentUpdate {
 
 impl SegmentUpdate {
     pub fn from_record(r: &SegmentMetadataUpdateRecord<'_>) -> Result<SegmentUpdate> {
-        let state = SegmentState::from_id(r.remote_log_segment_state).ok_or_else(|| {
-            Error::field(
-                ErrorKind::InvalidRecord,
-                "remoteLogSegmentState",
-                format!("unknown state id {}", r.remote_log_segment_state),
-            )
-        })?;
+        let state = state_of(r.remote_log_segment_state)?;
         Ok(SegmentUpdate {
             id: r.remote_log_segment_id.id,
             broker_id: r.broker_id,
