@@ -2,7 +2,7 @@
 //!
 //! Owns: the text of the generated files (a C-facing Rust module that cbindgen turns into the C
 //! header's constants, Java's `Outcome` and `RlMetaException`, Python's `_tables.py`, JS's
-//! `tables.mjs`) and the check that the committed files are exactly that text. Never: a number or
+//! `tables.mjs` and `errors.mjs`) and the check that the committed files are exactly that text. Never: a number or
 //! a name of its own: every code, name, summary, bit and default comes from `rlmeta` (error
 //! kinds, outcome codes, record kinds and flags, lifecycle marks, segment states, cleanup
 //! policies, feature-level presets and defaults).
@@ -493,6 +493,110 @@ fn js_tables_types() -> String {
     s
 }
 
+fn js_error_doc(k: ErrorKind) -> String {
+    match k {
+        // In the page and Node, a panic cannot be caught: the module traps.
+        ErrorKind::Internal => {
+            "A bug in rlmeta: the WebAssembly module trapped (a Rust panic, or memory exhausted)."
+                .into()
+        }
+        k => k.summary().to_owned(),
+    }
+}
+
+fn js_errors() -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "// The errors rlmeta throws to JavaScript: RlmetaError and one subclass per core error kind.\n//\n// Owns: the class of each kind, by the kind's snake_case name. Never: the numeric codes (they come\n// from the core with every error, and from errorCodes()). A kind the core adds later still arrives\n// as an RlmetaError with the right .code and .kind.\n//\n// {BANNER}\n"
+    );
+    s.push_str(r#"/** 'TruncatedError' for the kind 'truncated': the class names, spelled out from the kinds, since
+ * bundlers' minifiers rename classes (a production build would say `name: 'Ie'`). */
+const errorName = (kind) => (kind === undefined ? 'RlmetaError' : `${kind.replace(/(?:^|_)([a-z0-9])/g, (_, c) => c.toUpperCase())}Error`);
+
+/** An rlmeta error: `.code` and `.kind` name the kind (the same numbers in every binding), `.offset`
+ * the byte of the input where it was found, `.field` the schema field, `.detail` the bare reason;
+ * `.message` says all of it. */
+export class RlmetaError extends Error {
+  constructor(message, { code, kind, offset, field, detail, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = errorName(new.target.kind);
+    this.code = code;
+    this.kind = kind;
+    this.offset = offset;
+    this.field = field;
+    this.detail = detail ?? message;
+  }
+}
+
+"#);
+    for k in ErrorKind::ALL {
+        let _ = writeln!(
+            s,
+            "/** {} */\nexport class {}Error extends RlmetaError {{ static kind = '{}'; }}",
+            js_error_doc(k),
+            camel(k.name()),
+            k.name()
+        );
+    }
+    s.push_str("\n/** Every subclass, keyed by its kind's name. */\nexport const errorClasses = Object.freeze(Object.fromEntries(\n  [\n");
+    for k in ErrorKind::ALL {
+        let _ = writeln!(s, "    {}Error,", camel(k.name()));
+    }
+    s.push_str("  ].map((c) => [c.kind, c]),\n));\n");
+    s
+}
+
+fn js_errors_types() -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "// Types of errors.mjs.\n//\n// {BANNER}\n");
+    s.push_str(
+        "/** The snake_case name of an rlmeta error kind. */\nexport type ErrorKindName =\n",
+    );
+    for k in ErrorKind::ALL {
+        let _ = writeln!(s, "  | '{}'", k.name());
+    }
+    s.push_str(";\n");
+    s.push_str(
+        r#"
+export interface RlmetaErrorDetails {
+  code?: number;
+  kind?: string;
+  offset?: number;
+  field?: string;
+  detail?: string;
+  cause?: unknown;
+}
+
+/**
+ * An rlmeta error. `code` and `kind` name the kind (the same numbers in every binding, see
+ * `errorCodes()`), `offset` the byte of the input where it was found, `field` the schema field,
+ * `detail` the bare reason; `message` says all of it.
+ */
+export class RlmetaError extends Error {
+  constructor(message: string, details?: RlmetaErrorDetails);
+  readonly code: number;
+  readonly kind: ErrorKindName | (string & {});
+  readonly offset: number | undefined;
+  readonly field: string | undefined;
+  readonly detail: string;
+}
+
+"#,
+    );
+    for k in ErrorKind::ALL {
+        let _ = writeln!(
+            s,
+            "/** {} */\nexport class {}Error extends RlmetaError {{ static readonly kind: '{}'; }}",
+            js_error_doc(k),
+            camel(k.name()),
+            k.name()
+        );
+    }
+    s.push_str("\n/** Every subclass, keyed by its kind's name. */\nexport declare const errorClasses: Readonly<Record<ErrorKindName, typeof RlmetaError>>;\n");
+    s
+}
+
 // ------------------------------------------------------------------------------------ driver
 
 fn outputs() -> Vec<(&'static str, String)> {
@@ -509,6 +613,8 @@ fn outputs() -> Vec<(&'static str, String)> {
         ("bindings-python/python/rlmeta/_tables.py", py_tables()),
         ("bindings-wasm/js/tables.mjs", js_tables()),
         ("bindings-wasm/js/tables.d.mts", js_tables_types()),
+        ("bindings-wasm/js/errors.mjs", js_errors()),
+        ("bindings-wasm/js/errors.d.mts", js_errors_types()),
     ]
 }
 
