@@ -98,7 +98,17 @@ include bindings-c/java/plugin/rules.mk
 include fuzz/rules.mk
 include tests/package/rules.mk
 
-test: setup lint rust-test conformance examples-test crafted-check $(BINDING_TESTS) e2e-test
+test: setup lint tables-check rust-test conformance examples-test crafted-check $(BINDING_TESTS) e2e-test
+
+# Every table more than one language needs (error and outcome codes, record kinds and flags,
+# lifecycle marks, level presets and defaults) is written from the Rust core by tools/tables:
+# `make tables` rewrites the generated files, `make tables-check` fails on any difference.
+.PHONY: tables tables-check
+tables:
+	$(CARGO) run -q -p rlmeta-tables -- write
+	$(CARGO) build -q -p rlmeta-c
+tables-check:
+	$(CARGO) run -q -p rlmeta-tables -- check
 
 # The slow portability check (not in make test: a full release build from source, minutes on 2
 # cores): the sdist built by pip in a fresh venv. The wheels and the aarch64 checks are in make test.

@@ -42,8 +42,11 @@ py-wheel: | $(BUILD)
 py-install: py-wheel py-deps
 	$(VPY) -m pip install -q --no-deps --no-index --force-reinstall $(PY_WHEELS)/rlmeta-*.whl
 
+# RLMETA_INSPECT: the Rust example the agreement tests compare scan and simulate with (examples-test
+# builds the same release binary, so this costs nothing in make test).
 py-test: py-install
-	RLMETA_VECTORS="$(abspath $(VECTORS))" PYTHONDONTWRITEBYTECODE=1 $(VPY) -m pytest -q -rs $(PY_DIR)/tests
+	$(CARGO) build -q --release -p rlmeta-examples --bin inspect
+	RLMETA_VECTORS="$(abspath $(VECTORS))" RLMETA_INSPECT="$(abspath target/release/inspect)" PYTHONDONTWRITEBYTECODE=1 $(VPY) -m pytest -q -rs $(PY_DIR)/tests
 
 BINDING_TESTS += py-test
 

@@ -51,7 +51,7 @@ wasm-build: wasm-tools-check | $(BUILD)
 	cp $(WASM_BINDGEN_OUT)/web/rlmeta_wasm.js $(WASM_BINDGEN_OUT)/web/rlmeta_wasm.d.ts $(WASM_BINDGEN_OUT)/web/rlmeta_wasm_bg.wasm $(WASM_PKG)/
 	cp $(WASM_BINDGEN_OUT)/node/rlmeta_wasm.js $(WASM_PKG)/rlmeta_wasm.cjs
 	cp $(WASM_BINDGEN_OUT)/node/rlmeta_wasm.d.ts $(WASM_PKG)/rlmeta_wasm.d.cts
-	cd $(WASM_DIR)/js && cp errors.mjs errors.d.mts api.mjs api.d.mts files.mjs files.d.mts index.mjs index.d.mts \
+	cd $(WASM_DIR)/js && cp errors.mjs errors.d.mts api.mjs api.d.mts files.mjs files.d.mts tables.mjs tables.d.mts index.mjs index.d.mts \
 	  web.mjs web.d.mts README.md $(CURDIR)/$(WASM_PKG)/
 	sed -e 's|@VERSION@|$(WASM_VERSION)|' -e 's|@REPOSITORY@|$(WASM_REPO_URL)|' $(WASM_DIR)/js/package.template.json > $(WASM_PKG)/package.json
 	@$(MAKE) wasm-size

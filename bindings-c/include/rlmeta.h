@@ -84,7 +84,7 @@
 #define RLMETA_INVALID_UUID 10
 
 /**
- * An argument outside its domain, including a NULL pointer where one is required.
+ * An argument outside its domain, including a missing (null) argument.
  */
 #define RLMETA_INVALID_ARGUMENT 11
 
@@ -134,7 +134,7 @@
 #define RLMETA_LAYOUT_MISMATCH 20
 
 /**
- * A bug in rlmeta (a Rust panic, caught at the boundary). Never expected.
+ * A bug in rlmeta (a panic, caught at the boundary). Never expected.
  */
 #define RLMETA_INTERNAL 99
 
@@ -144,22 +144,22 @@
 #define RLMETA_OUTCOME_APPLIED 0
 
 /**
- * An update whose segment record is missing, kept as an orphan.
+ * An update whose segment record is missing, kept as an orphan (for deletion retries).
  */
 #define RLMETA_OUTCOME_ORPHANED 1
 
 /**
- * Applied, but the key does not belong to the value.
+ * Applied, but the record's key does not belong to its value.
  */
 #define RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY 2
 
 /**
- * A null value (a KIP-1266 tombstone).
+ * A null value: a KIP-1266 tombstone.
  */
 #define RLMETA_OUTCOME_TOMBSTONE 3
 
 /**
- * A value that does not decode or that Kafka's object checks refuse.
+ * A value that does not decode, or that Kafka's object checks refuse.
  */
 #define RLMETA_OUTCOME_UNDECODABLE 4
 
@@ -169,8 +169,7 @@
 #define RLMETA_OUTCOME_SNAPSHOT_RECORD 5
 
 /**
- * A key that is neither null nor a KIP-1266 key of the value (apply itself reports a bad key as
- * RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY, or not at all when the value did not apply).
+ * A key that is neither null nor a KIP-1266 key of its value (apply itself reports a bad key as APPLIED_WITH_BAD_KEY, or not at all when the value did not apply).
  */
 #define RLMETA_OUTCOME_BAD_KEY 6
 
@@ -180,7 +179,7 @@
 #define RLMETA_OUTCOME_DROPPED 7
 
 /**
- * The user partition was deleted by DELETE_PARTITION_FINISHED.
+ * The record's user partition was deleted by DELETE_PARTITION_FINISHED.
  */
 #define RLMETA_OUTCOME_PARTITION_DELETED 8
 
@@ -210,7 +209,7 @@
 #define RLMETA_OUTCOME_LEVEL_INVALID 13
 
 /**
- * Kafka's cache throws on the event (it stops a stock broker's consumer); nothing applied.
+ * Kafka's cache throws on the event (an update to COPY_SEGMENT_STARTED, a segment record in another state): nothing applied; it stops a stock broker's metadata consumer.
  */
 #define RLMETA_OUTCOME_REJECTED 14
 

@@ -11,62 +11,17 @@ use std::ptr;
 use rlmeta::json::{Int64Style, decode_value_to_json, encode_value_from_json};
 use rlmeta::{Error, ErrorKind, RecordKey};
 
+mod codes;
 mod error;
 #[cfg(feature = "jni")]
 mod jni;
 mod store;
 
+/// The status and outcome codes, generated from the core's tables (tools/tables).
+pub use codes::*;
 pub use error::RlmetaError;
 use error::{guard, null_argument};
 pub use store::*;
-
-// The status codes: 0 for success, then the core's error codes (`rlmeta::ErrorKind::code`),
-// checked against the core's table by a unit test.
-
-/// Success.
-pub const RLMETA_OK: u32 = 0;
-/// The input ended before a field was complete.
-pub const RLMETA_TRUNCATED: u32 = 1;
-/// A value decoded completely but bytes remain after it.
-pub const RLMETA_TRAILING_BYTES: u32 = 2;
-/// The serde frame version is not 1.
-pub const RLMETA_BAD_FRAME_VERSION: u32 = 3;
-/// The api key names no `__remote_log_metadata` record type.
-pub const RLMETA_UNKNOWN_API_KEY: u32 = 4;
-/// A version this schema cannot read or write.
-pub const RLMETA_UNSUPPORTED_VERSION: u32 = 5;
-/// A length or count that cannot be right.
-pub const RLMETA_INVALID_LENGTH: u32 = 6;
-/// An unsigned varint longer than 5 bytes, or a frame header number above 0x7fff.
-pub const RLMETA_INVALID_VARINT: u32 = 7;
-/// A string (a field, or a text argument) is not UTF-8.
-pub const RLMETA_INVALID_UTF8: u32 = 8;
-/// A KIP-1266 record key that does not parse.
-pub const RLMETA_INVALID_KEY: u32 = 9;
-/// A uuid string that is not Kafka's 22-character base64 form.
-pub const RLMETA_INVALID_UUID: u32 = 10;
-/// An argument outside its domain, including a NULL pointer where one is required.
-pub const RLMETA_INVALID_ARGUMENT: u32 = 11;
-/// A record in JSON form that is malformed or misses a field.
-pub const RLMETA_INVALID_JSON: u32 = 12;
-/// A value that decodes but that Kafka's object model rejects.
-pub const RLMETA_INVALID_RECORD: u32 = 13;
-/// A query about a partition or segment the store does not hold.
-pub const RLMETA_NOT_FOUND: u32 = 14;
-/// A query about a partition whose replay has not caught up yet.
-pub const RLMETA_NOT_INITIALIZED: u32 = 15;
-/// An operation the current state forbids.
-pub const RLMETA_INVALID_STATE: u32 = 16;
-/// Bytes that fail an integrity check (a record batch CRC, compressed data).
-pub const RLMETA_CORRUPT: u32 = 17;
-/// Input that would make rlmeta use more memory than the caller allowed.
-pub const RLMETA_LIMIT_EXCEEDED: u32 = 18;
-/// A layout of remote object keys that does not parse.
-pub const RLMETA_INVALID_LAYOUT: u32 = 19;
-/// A layout that matches none of the objects a listing holds.
-pub const RLMETA_LAYOUT_MISMATCH: u32 = 20;
-/// A bug in rlmeta (a Rust panic, caught at the boundary). Never expected.
-pub const RLMETA_INTERNAL: u32 = 99;
 
 /// Bytes owned by the caller, allocated by rlmeta and released only by `rlmeta_buf_free`.
 /// `data[len]` is always a NUL byte (not counted in `len`), so a text result is also a C string.
@@ -493,38 +448,14 @@ pub extern "C" fn rlmeta_error_kind_name(code: u32) -> *const c_char {
 mod tests {
     use super::*;
 
-    const CONSTANTS: [(u32, &str); 21] = [
-        (RLMETA_TRUNCATED, "truncated"),
-        (RLMETA_TRAILING_BYTES, "trailing_bytes"),
-        (RLMETA_BAD_FRAME_VERSION, "bad_frame_version"),
-        (RLMETA_UNKNOWN_API_KEY, "unknown_api_key"),
-        (RLMETA_UNSUPPORTED_VERSION, "unsupported_version"),
-        (RLMETA_INVALID_LENGTH, "invalid_length"),
-        (RLMETA_INVALID_VARINT, "invalid_varint"),
-        (RLMETA_INVALID_UTF8, "invalid_utf8"),
-        (RLMETA_INVALID_KEY, "invalid_key"),
-        (RLMETA_INVALID_UUID, "invalid_uuid"),
-        (RLMETA_INVALID_ARGUMENT, "invalid_argument"),
-        (RLMETA_INVALID_JSON, "invalid_json"),
-        (RLMETA_INVALID_RECORD, "invalid_record"),
-        (RLMETA_NOT_FOUND, "not_found"),
-        (RLMETA_NOT_INITIALIZED, "not_initialized"),
-        (RLMETA_INVALID_STATE, "invalid_state"),
-        (RLMETA_CORRUPT, "corrupt"),
-        (RLMETA_LIMIT_EXCEEDED, "limit_exceeded"),
-        (RLMETA_INVALID_LAYOUT, "invalid_layout"),
-        (RLMETA_LAYOUT_MISMATCH, "layout_mismatch"),
-        (RLMETA_INTERNAL, "internal"),
-    ];
-
     #[test]
     fn status_constants_are_the_core_codes() {
-        assert_eq!(CONSTANTS.len(), ErrorKind::ALL.len());
-        for (kind, (code, name)) in ErrorKind::ALL.into_iter().zip(CONSTANTS) {
-            assert_eq!((kind.code(), kind.name()), (code, name));
-            let c_name = unsafe { CStr::from_ptr(rlmeta_error_kind_name(code)) };
-            assert_eq!(c_name.to_str().unwrap(), name);
+        // The constants themselves are generated (make tables-check); the name lookup is not.
+        for kind in ErrorKind::ALL {
+            let c_name = unsafe { CStr::from_ptr(rlmeta_error_kind_name(kind.code())) };
+            assert_eq!(c_name.to_str().unwrap(), kind.name());
         }
+        assert_eq!((RLMETA_TRUNCATED, RLMETA_INTERNAL), (1, 99));
         assert!(rlmeta_error_kind_name(RLMETA_OK).is_null());
     }
 

@@ -13,40 +13,6 @@ use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
 use crate::error::{guard, null_argument};
 use crate::{RlmetaBuf, RlmetaError, out_arg, str_arg, write_out};
 
-// The outcome codes of `rlmeta_store_apply` (the core's table, `rlmeta::host::outcome`).
-
-/// Kafka's cache applied the record.
-pub const RLMETA_OUTCOME_APPLIED: u8 = 0;
-/// An update whose segment record is missing, kept as an orphan.
-pub const RLMETA_OUTCOME_ORPHANED: u8 = 1;
-/// Applied, but the key does not belong to the value.
-pub const RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY: u8 = 2;
-/// A null value (a KIP-1266 tombstone).
-pub const RLMETA_OUTCOME_TOMBSTONE: u8 = 3;
-/// A value that does not decode or that Kafka's object checks refuse.
-pub const RLMETA_OUTCOME_UNDECODABLE: u8 = 4;
-/// A snapshot record (api key 3).
-pub const RLMETA_OUTCOME_SNAPSHOT_RECORD: u8 = 5;
-/// A key that is neither null nor a KIP-1266 key of the value (apply itself reports a bad key as
-/// RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY, or not at all when the value did not apply).
-pub const RLMETA_OUTCOME_BAD_KEY: u8 = 6;
-/// Kafka's cache logged and dropped the event (an illegal state transition).
-pub const RLMETA_OUTCOME_DROPPED: u8 = 7;
-/// The user partition was deleted by DELETE_PARTITION_FINISHED.
-pub const RLMETA_OUTCOME_PARTITION_DELETED: u8 = 8;
-/// Not after the last record applied for its user partition (a re-delivery).
-pub const RLMETA_OUTCOME_ALREADY_APPLIED: u8 = 9;
-/// The level record of `remote.log.metadata.version`, carrying level 0.
-pub const RLMETA_OUTCOME_LEVEL_0: u8 = 10;
-/// The level record, carrying level 1.
-pub const RLMETA_OUTCOME_LEVEL_1: u8 = 11;
-/// The level record, carrying level 2.
-pub const RLMETA_OUTCOME_LEVEL_2: u8 = 12;
-/// The level record, carrying no valid level.
-pub const RLMETA_OUTCOME_LEVEL_INVALID: u8 = 13;
-/// Kafka's cache throws on the event (it stops a stock broker's consumer); nothing applied.
-pub const RLMETA_OUTCOME_REJECTED: u8 = 14;
-
 /// `rlmeta_store_highest_offset_for_epoch` when the epoch has no offset (Java's Long.MIN_VALUE).
 pub const RLMETA_NO_OFFSET: i64 = i64::MIN;
 
@@ -708,40 +674,6 @@ pub unsafe extern "C" fn rlmeta_planned_free(planned: *mut RlmetaPlanned) {
         unsafe {
             rlmeta_buf_list_free(&mut p.keys);
             rlmeta_buf_list_free(&mut p.values);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rlmeta::host::outcome;
-
-    #[test]
-    fn outcome_constants_are_the_core_table() {
-        let c = [
-            (RLMETA_OUTCOME_APPLIED, outcome::APPLIED),
-            (RLMETA_OUTCOME_ORPHANED, outcome::ORPHANED),
-            (
-                RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY,
-                outcome::APPLIED_WITH_BAD_KEY,
-            ),
-            (RLMETA_OUTCOME_TOMBSTONE, outcome::TOMBSTONE),
-            (RLMETA_OUTCOME_UNDECODABLE, outcome::UNDECODABLE),
-            (RLMETA_OUTCOME_SNAPSHOT_RECORD, outcome::SNAPSHOT_RECORD),
-            (RLMETA_OUTCOME_BAD_KEY, outcome::BAD_KEY),
-            (RLMETA_OUTCOME_DROPPED, outcome::DROPPED),
-            (RLMETA_OUTCOME_PARTITION_DELETED, outcome::PARTITION_DELETED),
-            (RLMETA_OUTCOME_ALREADY_APPLIED, outcome::ALREADY_APPLIED),
-            (RLMETA_OUTCOME_LEVEL_0, outcome::LEVEL_0),
-            (RLMETA_OUTCOME_LEVEL_1, outcome::LEVEL_1),
-            (RLMETA_OUTCOME_LEVEL_2, outcome::LEVEL_2),
-            (RLMETA_OUTCOME_LEVEL_INVALID, outcome::LEVEL_INVALID),
-            (RLMETA_OUTCOME_REJECTED, outcome::REJECTED),
-        ];
-        assert_eq!(c.len(), usize::from(outcome::MAX) + 1);
-        for (i, (ours, core)) in c.into_iter().enumerate() {
-            assert_eq!((usize::from(ours), ours), (i, core));
         }
     }
 }

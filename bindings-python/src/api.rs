@@ -12,7 +12,8 @@ use rlmeta::cache::{Applied, Orphan, SegmentMetadata, Skip, Store};
 use rlmeta::compaction::{CleanupPolicy, Log, TopicConfig};
 use rlmeta::feature::{self, MetadataLevel, NullKeyScan, PartitionLevel, Readiness};
 use rlmeta::inspect::{self, Inspector};
-use rlmeta::json::{Int64Style, event_from_json};
+use rlmeta::json::Int64Style;
+use rlmeta::plan::event_from_json;
 use rlmeta::projection::{GrowthParams, project_growth};
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
 
@@ -28,13 +29,14 @@ type Point = (u32, u64, u64, u64, u64, u64);
 type NextBatch = Option<(Option<(BatchHead, Vec<RecOut>)>, Option<Py<PyAny>>)>;
 /// A record as the binding passes it: `(offset, timestamp, key, value)`.
 type Rec = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>);
-/// What replay did: `(outcome, skip, detail, fatal_to_kafka, error_code)`.
+/// What replay did: `(outcome, skip, detail, fatal_to_kafka, error_code, outcome_code)`.
 type Outcome = (
     &'static str,
     Option<&'static str>,
     Option<String>,
     bool,
     Option<u32>,
+    u8,
 );
 /// A segment's metadata in `SegmentMetadata` field order.
 type Seg = (
@@ -109,16 +111,24 @@ fn skip_out(skip: &Skip) -> (&'static str, Option<String>, Option<u32>) {
 }
 
 fn outcome(a: &Applied) -> Outcome {
+    let code = a.outcome_code();
     match a {
-        Applied::Applied => ("applied", None, None, false, None),
-        Applied::Orphaned => ("orphaned", None, None, false, None),
+        Applied::Applied => ("applied", None, None, false, None, code),
+        Applied::Orphaned => ("orphaned", None, None, false, None, code),
         Applied::AppliedWithBadKey(s) => {
             let (k, d, c) = skip_out(s);
-            ("applied_with_bad_key", Some(k), d, s.fatal_to_kafka(), c)
+            (
+                "applied_with_bad_key",
+                Some(k),
+                d,
+                s.fatal_to_kafka(),
+                c,
+                code,
+            )
         }
         Applied::Skipped(s) => {
             let (k, d, c) = skip_out(s);
-            ("skipped", Some(k), d, s.fatal_to_kafka(), c)
+            ("skipped", Some(k), d, s.fatal_to_kafka(), c, code)
         }
     }
 }
@@ -768,6 +778,86 @@ impl CompactionLog {
     }
 }
 
+/// `(records_before, bytes_before, records_after, bytes_after, null_keys_dropped, live_before,
+/// lost segment ids)`: the core's `CompactionPreview` without the per-record flags.
+type PreviewOut = (usize, u64, usize, u64, usize, usize, Vec<String>);
+
+fn preview_out(p: inspect::CompactionPreview) -> PreviewOut {
+    (
+        p.records_before,
+        p.bytes_before,
+        p.records_after,
+        p.bytes_after,
+        p.null_keys_dropped,
+        p.live_before,
+        p.lost.iter().map(Uuid::to_string).collect(),
+    )
+}
+
+/// A topic configuration from the binding's arguments, as the cleaner takes it.
+#[derive(FromPyObject)]
+pub struct ConfigArgs(String, i64, i64, i64, i64, usize);
+
+impl ConfigArgs {
+    fn config(&self, py: Python<'_>) -> PyResult<TopicConfig> {
+        let ConfigArgs(policy, retention, lag, delete_retention, segment_ms, segment_records) =
+            self;
+        Ok(TopicConfig {
+            cleanup_policy: CleanupPolicy::parse(policy).map_err(|e| to_py_err(py, &e))?,
+            retention_ms: *retention,
+            min_compaction_lag_ms: *lag,
+            delete_retention_ms: *delete_retention,
+            segment_ms: *segment_ms,
+            segment_records: (*segment_records).max(1),
+        })
+    }
+}
+
+/// What Kafka's retention and cleaner keep at `now_ms` of a metadata partition's segment files
+/// (in offset order) and the live segments a replay of the result loses: the core's
+/// `preview_compaction_files`, the page's and `rlmeta inspect`'s model. `config`:
+/// `(cleanup_policy, retention_ms, min_compaction_lag_ms, delete_retention_ms, segment_ms,
+/// segment_records)`.
+#[pyfunction]
+pub fn preview_compaction_files(
+    py: Python<'_>,
+    files: Vec<Vec<u8>>,
+    config: ConfigArgs,
+    now_ms: i64,
+) -> PyResult<PreviewOut> {
+    let config = config.config(py)?;
+    Ok(py.detach(|| {
+        let views: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
+        preview_out(inspect::preview_compaction_files(&views, config, now_ms))
+    }))
+}
+
+/// [`preview_compaction_files`] over records read from a cluster, `(offset, timestamp, key,
+/// value)` in offset order; a record's size is its key and value bytes (a consumer does not see
+/// batch sizes).
+#[pyfunction]
+pub fn preview_compaction(
+    py: Python<'_>,
+    records: Vec<Rec>,
+    config: ConfigArgs,
+    now_ms: i64,
+) -> PyResult<PreviewOut> {
+    let config = config.config(py)?;
+    Ok(py.detach(|| {
+        let views: Vec<inspect::PreviewRecord<'_>> = records
+            .iter()
+            .map(|(o, t, k, v)| inspect::PreviewRecord {
+                offset: *o,
+                timestamp: *t,
+                key: k.as_deref(),
+                value: v.as_deref(),
+                size: k.as_ref().map_or(0, Vec::len) + v.as_ref().map_or(0, Vec::len),
+            })
+            .collect();
+        preview_out(inspect::preview_compaction(&views, config, now_ms))
+    }))
+}
+
 /// Kafka's spelling of a `cleanup.policy` value, checked.
 #[pyfunction]
 pub fn cleanup_policy_name(py: Python<'_>, text: String) -> PyResult<&'static str> {
@@ -985,6 +1075,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dump_log_json, m)?)?;
     m.add_function(wrap_pyfunction!(record_line, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup_policy_name, m)?)?;
+    m.add_function(wrap_pyfunction!(preview_compaction, m)?)?;
+    m.add_function(wrap_pyfunction!(preview_compaction_files, m)?)?;
     m.add_function(wrap_pyfunction!(level_topic_configs, m)?)?;
     m.add_function(wrap_pyfunction!(check_upgrade, m)?)?;
     m.add_function(wrap_pyfunction!(level_properties, m)?)?;

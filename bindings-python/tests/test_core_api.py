@@ -205,7 +205,9 @@ def test_inspector_on_a_broker_segment_and_stuck_overlaps():
     assert "Summary:" in report.text and report.segments
     with pytest.raises(rlmeta.InvalidStateError):
         ins.finish()
-    # A copy started and never finished is stuck; two live copies of one range overlap.
+    # A copy started and never finished is stuck; two live copied (finished) segments of one
+    # range overlap. Two copies still in progress do not (neither serves a fetch): the one
+    # definition of the core (inspect::is_stuck / overlapping_pairs), the page's marks too.
     store_events = rlmeta.Inspector()
     planner = rlmeta.Store()
     for i, (sid, start, end) in enumerate([("EREREREREREiIiIiIiIiIg", 0, 99), ("MzMzMzMzMzNERERERERERA", 50, 150)]):
@@ -219,6 +221,14 @@ def test_inspector_on_a_broker_segment_and_stuck_overlaps():
     stuck = store_events.stuck(now_ms=10_000, threshold_ms=5_000)
     assert {s.id for s in stuck} == {"EREREREREREiIiIiIiIiIg", "MzMzMzMzMzNERERERERERA"}
     assert store_events.stuck(now_ms=2_000, threshold_ms=5_000) == []
+    assert store_events.overlaps() == []
+    for i, sid in enumerate(["EREREREREREiIiIiIiIiIg", "MzMzMzMzMzNERERERERERA"]):
+        ev = {"op": "copyFinished", "brokerLeaderEpoch": i + 1, "brokerId": 1, "eventTimestampMs": 2000,
+              "remoteLogSegmentId": {"topicIdPartition": {"name": "t", "id": "ASNFZ4mrze_-3LqYdlQyEA", "partition": 0}, "id": sid}}
+        for p in planner.plan(ev, 2):
+            planner.apply(2 + i, p.key_bytes(), p.value)
+            store_events.push(2 + i, 2000, p.key_bytes(), p.value)
+    assert store_events.stuck(now_ms=10_000, threshold_ms=0) == []
     (ov,) = store_events.overlaps()
     assert ov.first[0] == "EREREREREREiIiIiIiIiIg" and ov.second[1] == 50
 

@@ -1,16 +1,7 @@
 // Types of files.mjs (hand-written): segment files and checkpoints opened whole.
 
-export declare const KIND: Readonly<{
-  SEGMENT: 0; UPDATE: 1; PARTITION_DELETE: 2; SNAPSHOT: 3; TOMBSTONE: 4; LEVEL_RECORD: 5; UNDECODABLE: 6; CONTROL: 7;
-}>;
-export declare const KIND_NAMES: readonly string[];
-export declare const FLAG: Readonly<{
-  NULL_KEY: 1; KIP1266_KEY: 2; TOMBSTONE: 4; ERROR: 8; BAD_CRC: 16; HEADERS: 32; BAD_KEY: 64;
-}>;
-export declare const SEGMENT_STATES: readonly string[];
-export declare const PARTITION_DELETE_STATES: readonly string[];
-export declare const MARK: Readonly<{ STUCK: 1; DANGLING: 2; OVERLAPPING: 4 }>;
-export declare const POLICY: Readonly<{ delete: 0; compact: 1; 'compact,delete': 2 }>;
+import type { POLICY } from './tables.mjs';
+export { FLAG, KIND, KIND_NAMES, MARK, PARTITION_DELETE_STATES, POLICY, SEGMENT_STATES } from './tables.mjs';
 
 /** A fault found in a file (bad CRC, truncated tail, undecodable value, ...). */
 export interface FileFault {

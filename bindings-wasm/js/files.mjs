@@ -2,32 +2,13 @@
 //
 // Owns: turning the module's objects into plain JS values (typed arrays stay typed arrays;
 // 64-bit columns are exact BigInt64Arrays, single 64-bit values exact decimal strings), freeing
-// them, and naming the record kinds, flags and states the columns carry. Never: rules (the core
-// decides every count, state and verdict).
+// them. Never: rules (the core decides every count, state and verdict), or the tables naming the
+// record kinds, flags and states the columns carry (tables.mjs, generated from the core).
 
-/** `kinds` column values. */
-export const KIND = Object.freeze({
-  SEGMENT: 0, UPDATE: 1, PARTITION_DELETE: 2, SNAPSHOT: 3, TOMBSTONE: 4, LEVEL_RECORD: 5, UNDECODABLE: 6, CONTROL: 7,
-});
-export const KIND_NAMES = Object.freeze([
-  'segment', 'update', 'partition delete', 'snapshot', 'tombstone', 'level record', 'undecodable', 'control',
-]);
-/** `flags` column bits. */
-export const FLAG = Object.freeze({
-  NULL_KEY: 1, KIP1266_KEY: 2, TOMBSTONE: 4, ERROR: 8, BAD_CRC: 16, HEADERS: 32, BAD_KEY: 64,
-});
-/** Segment state ids (`states` column of segment and update records), as Kafka names them. */
-export const SEGMENT_STATES = Object.freeze([
-  'COPY_SEGMENT_STARTED', 'COPY_SEGMENT_FINISHED', 'DELETE_SEGMENT_STARTED', 'DELETE_SEGMENT_FINISHED',
-]);
-/** Partition-delete state ids. */
-export const PARTITION_DELETE_STATES = Object.freeze([
-  'DELETE_PARTITION_MARKED', 'DELETE_PARTITION_STARTED', 'DELETE_PARTITION_FINISHED',
-]);
-/** `lifecycles().marks` bits. */
-export const MARK = Object.freeze({ STUCK: 1, DANGLING: 2, OVERLAPPING: 4 });
-/** `preview()` cleanup policies. */
-export const POLICY = Object.freeze({ delete: 0, compact: 1, 'compact,delete': 2 });
+import { FLAG, KIND, KIND_NAMES, MARK, PARTITION_DELETE_STATES, POLICY, SEGMENT_STATES } from './tables.mjs';
+
+/** The tables the columns use: generated from the core (tables.mjs). */
+export { FLAG, KIND, KIND_NAMES, MARK, PARTITION_DELETE_STATES, POLICY, SEGMENT_STATES };
 
 /** The module's comma-separated id lists. */
 const split = (s) => (s === '' ? [] : s.split(','));

@@ -22,7 +22,9 @@ use rlmeta::feature::{
     parse_level_record,
 };
 use rlmeta::format::{kafka_decode_error_text, to_kafka_string};
-use rlmeta::inspect::{Inspection, PreviewRecord, inspect, preview_compaction, segment_marks};
+use rlmeta::inspect::{
+    Inspection, PreviewRecord, flag, inspect, kind, preview_compaction, segment_marks,
+};
 use rlmeta::json::{Int64Style, to_hex, value_to_json};
 use rlmeta::{Error, Record, RecordKey, TopicIdPartition, Uuid, decode_value};
 use wasm_bindgen::prelude::*;
@@ -34,33 +36,6 @@ const READ: ReadOptions = ReadOptions {
     crc: CrcCheck::Report,
     max_decompressed_size: DEFAULT_MAX_DECOMPRESSED_SIZE,
 };
-
-/// What a record holds, one byte per record (`kinds()`).
-pub mod kind {
-    pub const SEGMENT: u8 = 0;
-    pub const UPDATE: u8 = 1;
-    pub const PARTITION_DELETE: u8 = 2;
-    pub const SNAPSHOT: u8 = 3;
-    pub const TOMBSTONE: u8 = 4;
-    pub const LEVEL_RECORD: u8 = 5;
-    pub const UNDECODABLE: u8 = 6;
-    pub const CONTROL: u8 = 7;
-}
-
-/// Bits of `flags()`.
-pub mod flag {
-    pub const NULL_KEY: u8 = 1;
-    /// The key parses as a KIP-1266 key.
-    pub const KIP1266_KEY: u8 = 2;
-    pub const TOMBSTONE: u8 = 4;
-    /// The value does not decode (or is an invalid level record).
-    pub const ERROR: u8 = 8;
-    /// The record's batch fails its CRC.
-    pub const BAD_CRC: u8 = 16;
-    pub const HEADERS: u8 = 32;
-    /// A key that is neither a KIP-1266 key nor the level record key.
-    pub const BAD_KEY: u8 = 64;
-}
 
 /// A fault found in a file: its core error, the file, the byte where it was found and the
 /// offset of the record (or batch) it concerns, when there is one.
@@ -600,7 +575,7 @@ impl SegmentLog {
     pub fn lifecycle_marks(&self) -> Vec<u8> {
         segment_marks(self.lifecycles())
             .iter()
-            .map(|m| u8::from(m.stuck) | u8::from(m.dangling) << 1 | u8::from(m.overlapping) << 2)
+            .map(|m| m.bits())
             .collect()
     }
     /// Every state step of every lifecycle, flat: the lifecycle's index, the record offset and
@@ -632,19 +607,12 @@ impl SegmentLog {
         segment_records: u32,
         now_ms: i64,
     ) -> JsResult<PreviewView> {
-        let cleanup_policy = match policy {
-            0 => CleanupPolicy::Delete,
-            1 => CleanupPolicy::Compact,
-            2 => CleanupPolicy::CompactDelete,
-            _ => {
-                return Err(RawError::from(Error::field(
-                    ErrorKind::InvalidArgument,
-                    "cleanup.policy",
-                    format!(
-                        "unknown cleanup policy {policy} (0 delete, 1 compact, 2 compact,delete)"
-                    ),
-                )));
-            }
+        let Some(cleanup_policy) = CleanupPolicy::from_id(policy) else {
+            return Err(RawError::from(Error::field(
+                ErrorKind::InvalidArgument,
+                "cleanup.policy",
+                format!("unknown cleanup policy {policy} (0 delete, 1 compact, 2 compact,delete)"),
+            )));
         };
         let config = TopicConfig {
             cleanup_policy,
@@ -685,13 +653,7 @@ impl SegmentLog {
             for (row, r) in (*first..).zip(rs) {
                 let Ok(r) = r else { break };
                 rows.push(row as usize);
-                records.push(PreviewRecord {
-                    offset: r.offset,
-                    timestamp: r.timestamp,
-                    key: r.key,
-                    value: r.value,
-                    size: r.size,
-                });
+                records.push(PreviewRecord::of(&r));
             }
         }
         // The cleaner's log copies every key and value (see summarize).

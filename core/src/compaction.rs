@@ -20,6 +20,24 @@ pub enum CleanupPolicy {
 }
 
 impl CleanupPolicy {
+    /// Every policy, by [`CleanupPolicy::id`].
+    pub const ALL: [CleanupPolicy; 3] = [
+        CleanupPolicy::Delete,
+        CleanupPolicy::Compact,
+        CleanupPolicy::CompactDelete,
+    ];
+
+    /// A small number for hosts that pass a policy as a number (the page's preview): 0 delete,
+    /// 1 compact, 2 compact,delete.
+    pub fn id(self) -> u8 {
+        self as u8
+    }
+
+    /// The policy with this [`CleanupPolicy::id`].
+    pub fn from_id(id: u8) -> Option<CleanupPolicy> {
+        CleanupPolicy::ALL.get(usize::from(id)).copied()
+    }
+
     /// The policy of a `cleanup.policy` value as Kafka lists it (`delete`, `compact`,
     /// `compact,delete` in either order, spaces allowed).
     pub fn parse(text: &str) -> crate::Result<CleanupPolicy> {

@@ -165,6 +165,50 @@ impl ErrorKind {
         Some(kind)
     }
 
+    /// One line for people: what the kind means (the doc comment every binding's constant or
+    /// class of this kind carries; generated, see `tools/tables`).
+    pub const fn summary(self) -> &'static str {
+        match self {
+            ErrorKind::Truncated => "The input ended before a field was complete.",
+            ErrorKind::TrailingBytes => "A value decoded completely but bytes remain after it.",
+            ErrorKind::BadFrameVersion => "The serde frame version is not 1.",
+            ErrorKind::UnknownApiKey => "The api key names no `__remote_log_metadata` record type.",
+            ErrorKind::UnsupportedVersion => "A version this schema cannot read or write.",
+            ErrorKind::InvalidLength => "A length or count that cannot be right.",
+            ErrorKind::InvalidVarint => {
+                "An unsigned varint longer than 5 bytes, or a frame header number above 0x7fff."
+            }
+            ErrorKind::InvalidUtf8 => "A string (a field, or a text argument) is not UTF-8.",
+            ErrorKind::InvalidKey => "A KIP-1266 record key that does not parse.",
+            ErrorKind::InvalidUuid => "A uuid string that is not Kafka's 22-character base64 form.",
+            ErrorKind::InvalidArgument => {
+                "An argument outside its domain, including a missing (null) argument."
+            }
+            ErrorKind::InvalidJson => "A record in JSON form that is malformed or misses a field.",
+            ErrorKind::InvalidRecord => {
+                "A value that decodes but that Kafka's object model rejects."
+            }
+            ErrorKind::NotFound => "A query about a partition or segment the store does not hold.",
+            ErrorKind::NotInitialized => {
+                "A query about a partition whose replay has not caught up yet."
+            }
+            ErrorKind::InvalidState => "An operation the current state forbids.",
+            ErrorKind::Internal => {
+                "A bug in rlmeta (a panic, caught at the boundary). Never expected."
+            }
+            ErrorKind::Corrupt => {
+                "Bytes that fail an integrity check (a record batch CRC, compressed data)."
+            }
+            ErrorKind::LimitExceeded => {
+                "Input that would make rlmeta use more memory than the caller allowed."
+            }
+            ErrorKind::InvalidLayout => "A layout of remote object keys that does not parse.",
+            ErrorKind::LayoutMismatch => {
+                "A layout that matches none of the objects a listing holds."
+            }
+        }
+    }
+
     /// A stable snake_case name, used by bindings for exception and class names.
     pub const fn name(self) -> &'static str {
         match self {

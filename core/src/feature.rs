@@ -7,6 +7,7 @@
 //! segments. Never: reading the cluster (hosts pass in what they read; an unknown level is an
 //! input of its own, never 0).
 
+use crate::compaction::{CleanupPolicy, TopicConfig};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The feature's name in KRaft's finalized features.
@@ -92,6 +93,38 @@ impl MetadataLevel {
                 ("min.compaction.lag.ms", None),
             ],
         }
+    }
+
+    /// What the cleaner and retention follow at this level (the presets of every viewer and of
+    /// `rlmeta simulate`): Kafka's defaults for the topic ([`TopicConfig::compacted`]; retention
+    /// -1, as `remote.log.metadata.topic.retention.ms` defaults) with [`Self::topic_configs`]
+    /// applied, a removed override going back to that default.
+    pub fn cleaner_config(self, v1_retention_ms: i64, v1_segment_ms: i64) -> TopicConfig {
+        let defaults = TopicConfig::compacted();
+        let mut c = defaults;
+        for (name, value) in self.topic_configs(v1_retention_ms, v1_segment_ms) {
+            let ms = |default: i64| {
+                value
+                    .as_deref()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(default)
+            };
+            match name {
+                "cleanup.policy" => {
+                    c.cleanup_policy = value
+                        .as_deref()
+                        .and_then(|v| CleanupPolicy::parse(v).ok())
+                        .unwrap_or(defaults.cleanup_policy)
+                }
+                "retention.ms" => c.retention_ms = ms(defaults.retention_ms),
+                "min.compaction.lag.ms" => {
+                    c.min_compaction_lag_ms = ms(defaults.min_compaction_lag_ms)
+                }
+                "segment.ms" => c.segment_ms = ms(defaults.segment_ms),
+                _ => {}
+            }
+        }
+        c
     }
 
     /// Whether moving from `self` to `to` is legal: never down; an existing cluster one step at
@@ -442,6 +475,28 @@ mod tests {
         assert_eq!(tomb.map(|e| e.code()), Some(13));
         // No key Kafka's planner writes can be taken for the level key.
         assert!(crate::RecordKey::parse_bytes(LEVEL_RECORD_KEY).is_err());
+    }
+
+    #[test]
+    fn cleaner_presets_are_the_level_configs_over_kafkas_defaults() {
+        let v1 = V1.cleaner_config(DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS);
+        assert_eq!(v1.cleanup_policy, CleanupPolicy::CompactDelete);
+        assert_eq!(
+            (v1.retention_ms, v1.min_compaction_lag_ms),
+            (1_209_600_000, 1_209_600_000)
+        );
+        assert_eq!(
+            (v1.segment_ms, v1.delete_retention_ms),
+            (86_400_000, 86_400_000)
+        );
+        let v2 = V2.cleaner_config(DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS);
+        assert_eq!(v2, TopicConfig::compacted());
+        let v0 = V0.cleaner_config(DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS);
+        assert_eq!(
+            (v0.cleanup_policy, v0.retention_ms),
+            (CleanupPolicy::Delete, -1)
+        );
+        assert_eq!(v0.segment_ms, 604_800_000);
     }
 
     #[test]

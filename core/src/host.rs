@@ -70,6 +70,26 @@ pub mod outcome {
         (REJECTED, "rejected"),
     ];
 
+    /// One line for people per code, by code: what the outcome means (the doc comment of every
+    /// binding's constant; generated, see `tools/tables`).
+    pub const SUMMARIES: [&str; MAX as usize + 1] = [
+        "Kafka's cache applied the record.",
+        "An update whose segment record is missing, kept as an orphan (for deletion retries).",
+        "Applied, but the record's key does not belong to its value.",
+        "A null value: a KIP-1266 tombstone.",
+        "A value that does not decode, or that Kafka's object checks refuse.",
+        "A snapshot record (api key 3).",
+        "A key that is neither null nor a KIP-1266 key of its value (apply itself reports a bad key as APPLIED_WITH_BAD_KEY, or not at all when the value did not apply).",
+        "Kafka's cache logged and dropped the event (an illegal state transition).",
+        "The record's user partition was deleted by DELETE_PARTITION_FINISHED.",
+        "Not after the last record applied for its user partition (a re-delivery).",
+        "The level record of `remote.log.metadata.version`, carrying level 0.",
+        "The level record, carrying level 1.",
+        "The level record, carrying level 2.",
+        "The level record, carrying no valid level.",
+        "Kafka's cache throws on the event (an update to COPY_SEGMENT_STARTED, a segment record in another state): nothing applied; it stops a stock broker's metadata consumer.",
+    ];
+
     /// The stable name of an outcome code, or `None` for a code that names no outcome.
     pub fn name(code: u8) -> Option<&'static str> {
         NAMES
@@ -408,7 +428,7 @@ mod tests {
         .unwrap_or_default();
         let doc = crate::json::parse(&script).unwrap_or(Json::Null);
         let events = &doc["cases"][0]["events"];
-        let copy = crate::json::event_from_json(&events[0]).ok();
+        let copy = crate::plan::event_from_json(&events[0]).ok();
         let Some(Event::CopyStarted { partition, segment }) = copy.clone() else {
             panic!("the first event of lifecycle.json is a copy start: {copy:?}");
         };
@@ -441,7 +461,7 @@ mod tests {
         let current = m.map(|m| crate::plan::current_segment_value(&partition, &m));
         assert_eq!(current.and_then(|c| c.ok()), Some(started.clone()));
         // COPY_SEGMENT_FINISHED, from its serde form: the current value carries the new state.
-        let finished = crate::json::event_from_json(&events[1]).unwrap_or(copy.clone().unwrap_or(
+        let finished = crate::plan::event_from_json(&events[1]).unwrap_or(copy.clone().unwrap_or(
             Event::CopyFinished(crate::plan::SegmentEvent {
                 partition: partition.clone(),
                 segment_id: Uuid::ZERO,

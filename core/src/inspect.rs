@@ -6,7 +6,8 @@
 //! orphans, and what Kafka's cleaner would keep if the topic were compacted now, with the live
 //! segments that compacted log would no longer know. Text and JSON renderings of it. Also the
 //! marks a viewer puts on a lifecycle (stuck, dangling, overlapping) and a compaction preview at
-//! any moment with any topic configuration. Never: I/O.
+//! any moment with any topic configuration, and the tables a viewer's columns use (record kinds,
+//! flags, mark bits). Never: I/O.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -19,6 +20,68 @@ use crate::compaction::{Log, TopicConfig};
 use crate::feature::MetadataLevel;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
 use crate::record::{PRE_KIP1266_HIGHEST_VERSION, Record, decode_value};
+
+/// What a record holds, one byte per record in a viewer's `kinds` column, with its name for
+/// people ([`kind::NAMES`], by code). The numbers never change (hosts store them).
+pub mod kind {
+    pub const SEGMENT: u8 = 0;
+    pub const UPDATE: u8 = 1;
+    pub const PARTITION_DELETE: u8 = 2;
+    pub const SNAPSHOT: u8 = 3;
+    pub const TOMBSTONE: u8 = 4;
+    pub const LEVEL_RECORD: u8 = 5;
+    pub const UNDECODABLE: u8 = 6;
+    pub const CONTROL: u8 = 7;
+    /// Every kind by code: its constant's name and its name for people.
+    pub const TABLE: [(u8, &str, &str); 8] = [
+        (SEGMENT, "SEGMENT", "segment"),
+        (UPDATE, "UPDATE", "update"),
+        (PARTITION_DELETE, "PARTITION_DELETE", "partition delete"),
+        (SNAPSHOT, "SNAPSHOT", "snapshot"),
+        (TOMBSTONE, "TOMBSTONE", "tombstone"),
+        (LEVEL_RECORD, "LEVEL_RECORD", "level record"),
+        (UNDECODABLE, "UNDECODABLE", "undecodable"),
+        (CONTROL, "CONTROL", "control"),
+    ];
+}
+
+/// Bits of a viewer's per-record `flags` column.
+pub mod flag {
+    pub const NULL_KEY: u8 = 1;
+    /// The key parses as a KIP-1266 key.
+    pub const KIP1266_KEY: u8 = 2;
+    pub const TOMBSTONE: u8 = 4;
+    /// The value does not decode (or is an invalid level record).
+    pub const ERROR: u8 = 8;
+    /// The record's batch fails its CRC.
+    pub const BAD_CRC: u8 = 16;
+    pub const HEADERS: u8 = 32;
+    /// A key that is neither a KIP-1266 key nor the level record key.
+    pub const BAD_KEY: u8 = 64;
+    /// Every bit with its constant's name.
+    pub const TABLE: [(u8, &str); 7] = [
+        (NULL_KEY, "NULL_KEY"),
+        (KIP1266_KEY, "KIP1266_KEY"),
+        (TOMBSTONE, "TOMBSTONE"),
+        (ERROR, "ERROR"),
+        (BAD_CRC, "BAD_CRC"),
+        (HEADERS, "HEADERS"),
+        (BAD_KEY, "BAD_KEY"),
+    ];
+}
+
+/// Bits of a lifecycle's marks ([`SegmentMarks::bits`]).
+pub mod mark {
+    pub const STUCK: u8 = 1;
+    pub const DANGLING: u8 = 2;
+    pub const OVERLAPPING: u8 = 4;
+    /// Every bit with its constant's name.
+    pub const TABLE: [(u8, &str); 3] = [
+        (STUCK, "STUCK"),
+        (DANGLING, "DANGLING"),
+        (OVERLAPPING, "OVERLAPPING"),
+    ];
+}
 
 /// One segment's lifecycle as the records tell it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,7 +108,10 @@ pub struct Summary {
     pub fatal_to_old_brokers: usize,
     pub live_segments: usize,
     pub orphans: usize,
-    /// Records Kafka's cleaner would keep if the topic were compacted now.
+    /// When the summary's compaction ran: [`COMPACTION_HORIZON_MS`] after the last record.
+    pub compacted_at_ms: i64,
+    /// Records Kafka's cleaner would keep if the topic were compacted at `compacted_at_ms`
+    /// ([`summary_compaction`]).
     pub kept_by_compaction: usize,
     /// Live segments a broker replaying that compacted log would no longer know.
     pub lost_by_compaction: Vec<Uuid>,
@@ -93,7 +159,8 @@ pub fn inspect(files: &[(&str, &[u8])]) -> Inspection {
 #[derive(Clone, Debug)]
 pub struct Inspector {
     store: Store,
-    log: Log,
+    /// Every record as the compaction model takes it: (offset, timestamp, key, value, size).
+    records: Vec<OwnedRecord>,
     summary: Summary,
     lifecycles: BTreeMap<Uuid, SegmentLifecycle>,
     last_ts: i64,
@@ -109,10 +176,7 @@ impl Inspector {
     pub fn new() -> Inspector {
         Inspector {
             store: Store::new(),
-            log: Log::new(TopicConfig {
-                segment_records: 1000,
-                ..TopicConfig::compacted()
-            }),
+            records: Vec::new(),
             summary: Summary::default(),
             lifecycles: BTreeMap::new(),
             last_ts: 0,
@@ -122,14 +186,30 @@ impl Inspector {
     /// Every record of a segment file image (batches that do not read are skipped, as
     /// kafka-dump-log skips them).
     pub fn push_file(&mut self, bytes: &[u8]) {
-        for batch in Batches::new(bytes, ReadOptions::default()).flatten() {
+        for batch in file_batches(bytes) {
             let Ok(records) = batch.records() else {
                 continue;
             };
             for r in records.flatten() {
-                self.push(r.offset, r.timestamp, r.key, r.value);
+                self.push_sized(r.offset, r.timestamp, r.key, r.value, r.size);
             }
         }
+    }
+
+    /// [`Inspector::push`] for a record whose size in its batch is known (read from a file).
+    pub fn push_sized(
+        &mut self,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        size: usize,
+    ) -> Applied {
+        let applied = self.push(offset, timestamp, key, value);
+        if let Some(last) = self.records.last_mut() {
+            last.size = size;
+        }
+        applied
     }
 
     /// One record of the metadata partition, in offset order; returns what replay did with it.
@@ -143,11 +223,14 @@ impl Inspector {
         let summary = &mut self.summary;
         summary.records += 1;
         self.last_ts = self.last_ts.max(timestamp);
-        self.log.append(
+        self.records.push(OwnedRecord {
+            offset,
             timestamp,
-            key.map(<[u8]>::to_vec),
-            value.map(<[u8]>::to_vec),
-        );
+            key: key.map(<[u8]>::to_vec),
+            value: value.map(<[u8]>::to_vec),
+            // Unknown here (a host's record): the key and value bytes stand in.
+            size: key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len),
+        });
         match (key, value) {
             (None, _) => summary.null_key_records += 1,
             (Some(_), Some(_)) => summary.keyed_records += 1,
@@ -184,12 +267,12 @@ impl Inspector {
         &self.store
     }
 
-    /// The lifecycles and the summary, with what the cleaner would keep long after the last
-    /// record.
+    /// The lifecycles and the summary, with what the cleaner would keep
+    /// [`COMPACTION_HORIZON_MS`] after the last record ([`summary_compaction`]).
     pub fn finish(self) -> Inspection {
         let Inspector {
             store,
-            mut log,
+            records,
             mut summary,
             lifecycles,
             last_ts,
@@ -206,28 +289,11 @@ impl Inspector {
         for l in lifecycles.values_mut() {
             l.now = now.get(&l.id).copied();
         }
-        // The cleaner runs long after the last record, as it would on a topic switched to compact.
-        let later = last_ts.saturating_add(30 * 86_400_000);
-        log.append(
-            later,
-            Some(b"rlmeta-inspect-roll".to_vec()),
-            Some(Vec::new()),
-        );
-        log.clean(later);
-        let mut compacted = Store::new();
-        for r in log
-            .records()
-            .filter(|r| r.key.as_deref() != Some(b"rlmeta-inspect-roll"))
-        {
-            compacted.apply(r.offset, r.key.as_deref(), r.value.as_deref());
-        }
-        summary.kept_by_compaction = log.len().saturating_sub(1);
-        let still: Vec<Uuid> = live_ids(&compacted).into_iter().map(|(id, _)| id).collect();
-        summary.lost_by_compaction = live
-            .iter()
-            .map(|(id, _)| *id)
-            .filter(|id| !still.contains(id))
-            .collect();
+        let views: Vec<PreviewRecord<'_>> = records.iter().map(OwnedRecord::view).collect();
+        let (at, compacted) = summary_compaction(&views, last_ts);
+        summary.compacted_at_ms = at;
+        summary.kept_by_compaction = compacted.records_after;
+        summary.lost_by_compaction = compacted.lost;
         // Ordered by (partition, start offset, id). The few distinct partitions are ranked first so
         // that the sort compares integers, not topic names (a third of the time on large logs).
         let mut distinct: Vec<&TopicIdPartition> = {
@@ -280,11 +346,7 @@ pub fn stuck_segments(store: &Store, now_ms: i64, threshold_ms: i64) -> Vec<Stuc
             continue;
         };
         for m in cache.segments() {
-            let transient = matches!(
-                m.state,
-                SegmentState::CopySegmentStarted | SegmentState::DeleteSegmentStarted
-            );
-            if transient && m.event_timestamp_ms < limit {
+            if is_stuck(Some(m.state)) && m.event_timestamp_ms < limit {
                 out.push(Stuck {
                     partition: tp.clone(),
                     id: m.id,
@@ -306,32 +368,65 @@ pub struct Overlap {
     pub second: (Uuid, i64, i64),
 }
 
-/// Every overlapping pair of live segments, by start offset.
-pub fn overlapping_segments(store: &Store) -> Vec<Overlap> {
+/// Segment health, defined once (scan's lists and a viewer's marks are views of it):
+/// - stuck: live in a state a finished step should have followed (`COPY_SEGMENT_STARTED`, a copy
+///   that never finished; `DELETE_SEGMENT_STARTED`, a delete that never finished); a host shows
+///   those whose last event is older than its threshold;
+/// - overlapping: two live copied (`COPY_SEGMENT_FINISHED`) segments of one user partition whose
+///   offset ranges overlap (Kafka keeps both; which serves a fetch depends on leader epochs);
+/// - dangling: updates with no segment record in the records given.
+pub fn is_stuck(now: Option<SegmentState>) -> bool {
+    matches!(
+        now,
+        Some(SegmentState::CopySegmentStarted | SegmentState::DeleteSegmentStarted)
+    )
+}
+
+/// A live copied segment: `(partition, start, end, id)`.
+type Copied<'p> = (&'p TopicIdPartition, i64, i64, Uuid);
+/// Two overlapping copied segments of a partition, each `(id, start, end)`.
+type OverlapPair<'p> = (&'p TopicIdPartition, (Uuid, i64, i64), (Uuid, i64, i64));
+
+/// Every overlapping pair of `(partition, start, end, id)` copied segments (see [`is_stuck`] for
+/// the definition), by partition and start offset.
+fn overlapping_pairs(mut copied: Vec<Copied<'_>>) -> Vec<OverlapPair<'_>> {
+    copied.sort();
     let mut out = Vec::new();
-    for tp in store.partitions() {
-        let Some(cache) = store.partition_cache(tp) else {
-            continue;
-        };
-        let segs = cache.segments();
-        for (i, a) in segs.iter().enumerate() {
-            // Sorted by start offset: only the segments starting before `a` ends can overlap it.
-            for b in segs
-                .iter()
-                .skip(i + 1)
-                .take_while(|b| b.start_offset <= a.end_offset)
-            {
-                {
-                    out.push(Overlap {
-                        partition: tp.clone(),
-                        first: (a.id, a.start_offset, a.end_offset),
-                        second: (b.id, b.start_offset, b.end_offset),
-                    });
-                }
-            }
+    for (i, &(tp, start, end, id)) in copied.iter().enumerate() {
+        // Sorted by start offset: only the segments starting before this one ends can overlap it.
+        for &(_, s, e, other) in copied
+            .iter()
+            .skip(i + 1)
+            .take_while(|(p, s, _, _)| *p == tp && *s <= end)
+        {
+            out.push((tp, (id, start, end), (other, s, e)));
         }
     }
     out
+}
+
+/// Every overlapping pair of live copied segments in the store, by start offset.
+pub fn overlapping_segments(store: &Store) -> Vec<Overlap> {
+    let partitions = store.partitions();
+    let mut copied = Vec::new();
+    for tp in &partitions {
+        let Some(cache) = store.partition_cache(tp) else {
+            continue;
+        };
+        for m in cache.segments() {
+            if m.state == SegmentState::CopySegmentFinished {
+                copied.push((*tp, m.start_offset, m.end_offset, m.id));
+            }
+        }
+    }
+    overlapping_pairs(copied)
+        .into_iter()
+        .map(|(tp, first, second)| Overlap {
+            partition: tp.clone(),
+            first,
+            second,
+        })
+        .collect()
 }
 
 fn fold(
@@ -371,6 +466,19 @@ fn fold(
     }
 }
 
+/// A count for people: `1234567` -> `1,234,567` (the text form only; JSON keeps numbers).
+fn thousands(v: usize) -> String {
+    let digits = v.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 impl Inspection {
     /// The per-segment lifecycle and the summary, as text.
     pub fn to_text(&self) -> String {
@@ -398,28 +506,35 @@ impl Inspection {
             );
         }
         let s = &self.summary;
+        let n = thousands;
         let _ = writeln!(out, "Summary:");
         let _ = writeln!(
             out,
             "  records: {} ({} null-key, {} keyed, {} tombstones, {} undecodable)",
-            s.records, s.null_key_records, s.keyed_records, s.tombstones, s.undecodable
+            n(s.records),
+            n(s.null_key_records),
+            n(s.keyed_records),
+            n(s.tombstones),
+            n(s.undecodable)
         );
         let _ = writeln!(
             out,
             "  records that would stop a pre-KIP-1266 broker's metadata consumer: {}",
-            s.fatal_to_old_brokers
+            n(s.fatal_to_old_brokers)
         );
         let _ = writeln!(
             out,
             "  live segments: {}, orphaned updates: {}",
-            s.live_segments, s.orphans
+            n(s.live_segments),
+            n(s.orphans)
         );
         let _ = writeln!(
             out,
-            "  if compacted now: {} of {} records kept; live segments lost: {}",
-            s.kept_by_compaction,
-            s.records,
-            s.lost_by_compaction.len()
+            "  if compacted {} days after the last record: {} of {} records kept; live segments lost: {}",
+            COMPACTION_HORIZON_MS / 86_400_000,
+            n(s.kept_by_compaction),
+            n(s.records),
+            n(s.lost_by_compaction.len())
         );
         let _ = match &s.level {
             None => writeln!(
@@ -463,7 +578,7 @@ impl Inspection {
             "summary": {
                 "records": s.records, "nullKeyRecords": s.null_key_records, "keyedRecords": s.keyed_records,
                 "tombstones": s.tombstones, "undecodable": s.undecodable, "fatalToOldBrokers": s.fatal_to_old_brokers,
-                "liveSegments": s.live_segments, "orphans": s.orphans, "keptByCompaction": s.kept_by_compaction,
+                "liveSegments": s.live_segments, "orphans": s.orphans, "compactedAtMs": s.compacted_at_ms, "keptByCompaction": s.kept_by_compaction,
                 "lostByCompaction": s.lost_by_compaction.iter().map(Uuid::to_string).collect::<Vec<_>>(),
                 "level": s.level.as_ref().map(|l| match &l.level {
                     Ok(level) => json!({"offset": l.offset, "level": level.level()}),
@@ -488,43 +603,40 @@ pub struct SegmentMarks {
     pub overlapping: bool,
 }
 
+impl SegmentMarks {
+    /// The marks as [`mark`] bits.
+    pub fn bits(self) -> u8 {
+        (if self.stuck { mark::STUCK } else { 0 })
+            | (if self.dangling { mark::DANGLING } else { 0 })
+            | (if self.overlapping {
+                mark::OVERLAPPING
+            } else {
+                0
+            })
+    }
+}
+
 /// The marks of each lifecycle, in the same order as `segments`.
 pub fn segment_marks(segments: &[SegmentLifecycle]) -> Vec<SegmentMarks> {
-    let mut marks: Vec<SegmentMarks> = segments
+    let copied: Vec<Copied<'_>> = segments
+        .iter()
+        .filter(|l| l.now == Some(SegmentState::CopySegmentFinished))
+        .filter_map(|l| Some((&l.partition, l.start_offset?, l.end_offset?, l.id)))
+        .collect();
+    let overlapping: std::collections::HashSet<Uuid> = overlapping_pairs(copied)
+        .into_iter()
+        .flat_map(|(_, a, b)| [a.0, b.0])
+        .collect();
+    segments
         .iter()
         .map(|l| SegmentMarks {
-            stuck: matches!(
-                l.now,
-                Some(SegmentState::CopySegmentStarted | SegmentState::DeleteSegmentStarted)
-            ),
+            stuck: is_stuck(l.now),
             dangling: l.start_offset.is_none(),
-            overlapping: false,
+            overlapping: l.now == Some(SegmentState::CopySegmentFinished)
+                && l.start_offset.is_some()
+                && overlapping.contains(&l.id),
         })
-        .collect();
-    // Live copied ranges by user partition, sorted by start: a range overlaps another when it
-    // starts before the furthest end seen so far, or the next one starts before its end.
-    let mut copied: Vec<(&TopicIdPartition, i64, i64, usize)> = segments
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.now == Some(SegmentState::CopySegmentFinished))
-        .filter_map(|(i, l)| Some((&l.partition, l.start_offset?, l.end_offset?, i)))
-        .collect();
-    copied.sort();
-    let mut furthest: Option<(&TopicIdPartition, i64)> = None;
-    for (k, &(tp, start, end, i)) in copied.iter().enumerate() {
-        let before = furthest.is_some_and(|(p, e)| p == tp && start <= e);
-        furthest = match furthest {
-            Some((p, e)) if p == tp => Some((tp, e.max(end))),
-            _ => Some((tp, end)),
-        };
-        let after = copied
-            .get(k + 1)
-            .is_some_and(|&(p, s, _, _)| p == tp && s <= end);
-        if let Some(m) = marks.get_mut(i) {
-            m.overlapping = before || after;
-        }
-    }
-    marks
+        .collect()
 }
 
 /// One record of the log as [`preview_compaction`] takes it (in log order).
@@ -536,6 +648,19 @@ pub struct PreviewRecord<'a> {
     pub value: Option<&'a [u8]>,
     /// The record's size in its batch, in bytes.
     pub size: usize,
+}
+
+impl<'a> PreviewRecord<'a> {
+    /// A record of a batch as the model takes it.
+    pub fn of(r: &crate::batch::Record<'a>) -> PreviewRecord<'a> {
+        PreviewRecord {
+            offset: r.offset,
+            timestamp: r.timestamp,
+            key: r.key,
+            value: r.value,
+            size: r.size,
+        }
+    }
 }
 
 /// What Kafka's cleaner and retention keep of a log at one moment.
@@ -620,6 +745,83 @@ pub fn preview_compaction(
     out
 }
 
+/// How long after the last record the inspection's summary compacts the log: past every
+/// default horizon (`delete.retention.ms` 1 day, `segment.ms` 7 days), as the cleaner of a topic
+/// switched to `compact` would find it.
+pub const COMPACTION_HORIZON_MS: i64 = 30 * 86_400_000;
+
+/// The topic configuration of the inspection's summary: Kafka's defaults for a compacted topic
+/// (the level-2 preset), segments of 1,000 records standing in for `segment.bytes`.
+pub fn summary_compaction_config() -> TopicConfig {
+    TopicConfig {
+        segment_records: 1000,
+        ..MetadataLevel::V2.cleaner_config(
+            crate::feature::DEFAULT_V1_RETENTION_MS,
+            crate::feature::DEFAULT_V1_SEGMENT_MS,
+        )
+    }
+}
+
+/// The summary's "if compacted" answer: [`preview_compaction`] with
+/// [`summary_compaction_config`] at [`COMPACTION_HORIZON_MS`] after `last_timestamp`. Returns
+/// the moment and the preview.
+pub fn summary_compaction(
+    records: &[PreviewRecord<'_>],
+    last_timestamp: i64,
+) -> (i64, CompactionPreview) {
+    let at = last_timestamp.saturating_add(COMPACTION_HORIZON_MS);
+    (
+        at,
+        preview_compaction(records, summary_compaction_config(), at),
+    )
+}
+
+/// A record kept by an [`Inspector`] for the compaction model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct OwnedRecord {
+    offset: i64,
+    timestamp: i64,
+    key: Option<Vec<u8>>,
+    value: Option<Vec<u8>>,
+    size: usize,
+}
+
+impl OwnedRecord {
+    fn view(&self) -> PreviewRecord<'_> {
+        PreviewRecord {
+            offset: self.offset,
+            timestamp: self.timestamp,
+            key: self.key.as_deref(),
+            value: self.value.as_deref(),
+            size: self.size,
+        }
+    }
+}
+
+/// The batches of a segment file image as the inspection reads them: the walk stops at the
+/// first batch that does not read (a corrupt one; kafka-dump-log stops there too) and skips
+/// entries of an older magic.
+fn file_batches(bytes: &[u8]) -> impl Iterator<Item = crate::batch::Batch<'_>> {
+    Batches::new(bytes, ReadOptions::default()).flatten()
+}
+
+/// [`preview_compaction`] over segment file images of one metadata partition, in offset order,
+/// read as [`Inspector::push_file`] reads them, each record with its size in its batch.
+pub fn preview_compaction_files(
+    files: &[&[u8]],
+    config: TopicConfig,
+    now_ms: i64,
+) -> CompactionPreview {
+    let batches: Vec<crate::batch::Batch<'_>> =
+        files.iter().flat_map(|f| file_batches(f)).collect();
+    let mut records = Vec::new();
+    for b in &batches {
+        let Ok(rs) = b.records() else { continue };
+        records.extend(rs.flatten().map(|r| PreviewRecord::of(&r)));
+    }
+    preview_compaction(&records, config, now_ms)
+}
+
 #[cfg(test)]
 mod preview_tests {
     use super::*;
@@ -662,6 +864,47 @@ mod preview_tests {
     }
 
     #[test]
+    fn the_summary_and_the_files_preview_are_one_model_on_every_fixture() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures");
+        let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+        for base in ["broker/remote_log_metadata", "crafted"] {
+            for e in std::fs::read_dir(format!("{root}/{base}"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let p = e.path();
+                let meta = p.join("__remote_log_metadata-0");
+                dirs.push(if meta.is_dir() { meta } else { p });
+            }
+        }
+        let mut checked = 0;
+        for d in dirs.iter().filter(|d| d.is_dir()) {
+            let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(d)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                .collect();
+            logs.sort();
+            let data: Vec<Vec<u8>> = logs.iter().filter_map(|p| std::fs::read(p).ok()).collect();
+            let files: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+            let named: Vec<(&str, &[u8])> = files.iter().map(|f| ("x.log", *f)).collect();
+            let report = inspect(&named);
+            let s = &report.summary;
+            let p =
+                preview_compaction_files(&files, summary_compaction_config(), s.compacted_at_ms);
+            assert_eq!(p.records_before, s.records, "{d:?}");
+            assert_eq!(p.records_after, s.kept_by_compaction, "{d:?}");
+            assert_eq!(p.lost, s.lost_by_compaction, "{d:?}");
+            assert_eq!(p.live_before, s.live_segments, "{d:?}");
+            checked += 1;
+        }
+        assert!(checked >= 10, "{checked} fixtures");
+    }
+
+    #[test]
     fn preview_agrees_with_inspect_for_a_pre_kip_log() {
         let o = owned(BROKER_P0);
         let records = view(&o);
@@ -697,6 +940,125 @@ mod preview_tests {
         assert_eq!(
             d.bytes_after,
             records.iter().map(|r| r.size as u64).sum::<u64>()
+        );
+    }
+
+    #[test]
+    fn counts_in_text_have_thousands_separators() {
+        assert_eq!(
+            [0, 999, 1000, 1_234_567].map(thousands),
+            ["0", "999", "1,000", "1,234,567"]
+        );
+    }
+
+    #[test]
+    fn scan_lists_and_marks_are_one_definition_of_health() {
+        use crate::plan::{Event, SegmentEvent};
+        let tp = TopicIdPartition {
+            topic_id: Uuid::from_bytes([1; 16]),
+            topic: "t".into(),
+            partition: 0,
+        };
+        // two finished copies whose ranges overlap, one next to them (finished, no overlap), one
+        // still copying (stuck), written by the planner and replayed.
+        let mut store = Store::new();
+        let mut offset = 0;
+        let mut apply = |store: &mut Store, e: Event| {
+            for p in store.plan(&e, MetadataLevel::V2).unwrap_or_default() {
+                let key = p.key.format();
+                store.apply(offset, Some(key.as_bytes()), p.value.as_deref());
+                offset += 1;
+            }
+        };
+        let seg = |n: u8, start: i64, end: i64, epoch: i32| crate::cache::SegmentMetadata {
+            id: Uuid::from_bytes([n; 16]),
+            start_offset: start,
+            end_offset: end,
+            broker_id: 1,
+            max_timestamp_ms: 10,
+            event_timestamp_ms: 10,
+            leader_epochs: smallvec::smallvec![(epoch, start)],
+            segment_size_in_bytes: 1,
+            custom_metadata: None,
+            state: SegmentState::CopySegmentStarted,
+            txn_index_empty: true,
+            broker_leader_epoch: epoch,
+        };
+        let fin = |n: u8, epoch: i32| {
+            Event::CopyFinished(SegmentEvent {
+                partition: tp.clone(),
+                segment_id: Uuid::from_bytes([n; 16]),
+                broker_id: 1,
+                event_timestamp_ms: 20,
+                custom_metadata: None,
+                broker_leader_epoch: epoch,
+            })
+        };
+        for (n, start, end, epoch, finish) in [
+            (1, 0, 99, 1, true),
+            (2, 50, 149, 2, true),
+            (3, 200, 299, 3, true),
+            (4, 300, 399, 4, false),
+            // a retried upload of part of 3's range, still copying: stuck, not overlapping
+            (5, 220, 260, 5, false),
+        ] {
+            apply(
+                &mut store,
+                Event::CopyStarted {
+                    partition: tp.clone(),
+                    segment: seg(n, start, end, epoch),
+                },
+            );
+            if finish {
+                apply(&mut store, fin(n, epoch));
+            }
+        }
+        let lifecycles: Vec<SegmentLifecycle> = store
+            .partition_cache(&tp)
+            .map(|c| c.segments())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| SegmentLifecycle {
+                partition: tp.clone(),
+                id: m.id,
+                start_offset: Some(m.start_offset),
+                end_offset: Some(m.end_offset),
+                states: vec![],
+                now: Some(m.state),
+            })
+            .collect();
+        assert_eq!(lifecycles.len(), 5);
+        let marks = segment_marks(&lifecycles);
+        let marked = |f: fn(&SegmentMarks) -> bool| -> Vec<Uuid> {
+            let mut v: Vec<Uuid> = lifecycles
+                .iter()
+                .zip(&marks)
+                .filter(|(_, m)| f(m))
+                .map(|(l, _)| l.id)
+                .collect();
+            v.sort();
+            v
+        };
+        let mut stuck: Vec<Uuid> = stuck_segments(&store, i64::MAX, 0)
+            .iter()
+            .map(|s| s.id)
+            .collect();
+        stuck.sort();
+        assert_eq!(marked(|m| m.stuck), stuck);
+        assert_eq!(
+            stuck,
+            vec![Uuid::from_bytes([4; 16]), Uuid::from_bytes([5; 16])]
+        );
+        let mut over: Vec<Uuid> = overlapping_segments(&store)
+            .iter()
+            .flat_map(|o| [o.first.0, o.second.0])
+            .collect();
+        over.sort();
+        over.dedup();
+        assert_eq!(marked(|m| m.overlapping), over);
+        assert_eq!(
+            over,
+            vec![Uuid::from_bytes([1; 16]), Uuid::from_bytes([2; 16])]
         );
     }
 

@@ -4,7 +4,8 @@
 //! whose `record` uses the schema's field names in lowerCamelCase (vectors README §1): uuids in
 //! Kafka's string form, bytes as lowercase hex, tagged fields always present at the versions that
 //! define them, `unknownTaggedFields` only when there are some. 64-bit numbers stay exact.
-//! Never: the byte encoding (that is `record`).
+//! Never: the byte encoding (that is `record`), or the JSON of lifecycle events (that is `plan`,
+//! which builds on this module's field readers).
 
 use std::borrow::Cow;
 
@@ -228,13 +229,13 @@ pub fn encode_value_from_json(text: &str) -> Result<Vec<u8>> {
 // JSON -> Value
 
 /// A JSON object being read, with its path for error messages.
-struct Obj<'j> {
+pub(crate) struct Obj<'j> {
     map: &'j Map<String, Json>,
     path: String,
 }
 
 impl<'j> Obj<'j> {
-    fn new(j: &'j Json, path: &str) -> Result<Obj<'j>> {
+    pub(crate) fn new(j: &'j Json, path: &str) -> Result<Obj<'j>> {
         let map = j
             .as_object()
             .ok_or_else(|| Error::field(ErrorKind::InvalidJson, path, "expected a JSON object"))?;
@@ -244,7 +245,12 @@ impl<'j> Obj<'j> {
         })
     }
 
-    fn path(&self, name: &str) -> String {
+    /// Whether the object has this field.
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.map.contains_key(name)
+    }
+
+    pub(crate) fn path(&self, name: &str) -> String {
         if self.path.is_empty() {
             name.to_owned()
         } else {
@@ -252,18 +258,18 @@ impl<'j> Obj<'j> {
         }
     }
 
-    fn err(&self, name: &str, why: &str) -> Error {
+    pub(crate) fn err(&self, name: &str, why: &str) -> Error {
         Error::field(ErrorKind::InvalidJson, &self.path(name), why)
     }
 
-    fn get(&self, name: &str) -> Result<&'j Json> {
+    pub(crate) fn get(&self, name: &str) -> Result<&'j Json> {
         self.map
             .get(name)
             .ok_or_else(|| self.err(name, "missing field"))
     }
 
     /// An integer, as a JSON number or a decimal string (see [`Int64Style`]).
-    fn int<T: TryFrom<i64>>(&self, name: &str) -> Result<T> {
+    pub(crate) fn int<T: TryFrom<i64>>(&self, name: &str) -> Result<T> {
         let v = self.get(name)?;
         v.as_i64()
             .or_else(|| {
@@ -275,7 +281,7 @@ impl<'j> Obj<'j> {
     }
 
     /// A tagged field: its default when absent.
-    fn int_or<T: TryFrom<i64>>(&self, name: &str, default: T) -> Result<T> {
+    pub(crate) fn int_or<T: TryFrom<i64>>(&self, name: &str, default: T) -> Result<T> {
         if self.map.contains_key(name) {
             self.int(name)
         } else {
@@ -283,7 +289,7 @@ impl<'j> Obj<'j> {
         }
     }
 
-    fn bool_or(&self, name: &str, default: bool) -> Result<bool> {
+    pub(crate) fn bool_or(&self, name: &str, default: bool) -> Result<bool> {
         match self.map.get(name) {
             None => Ok(default),
             Some(v) => v
@@ -292,21 +298,21 @@ impl<'j> Obj<'j> {
         }
     }
 
-    fn str(&self, name: &str) -> Result<&'j str> {
+    pub(crate) fn str(&self, name: &str) -> Result<&'j str> {
         self.get(name)?
             .as_str()
             .ok_or_else(|| self.err(name, "expected a string"))
     }
 
-    fn uuid(&self, name: &str) -> Result<Uuid> {
+    pub(crate) fn uuid(&self, name: &str) -> Result<Uuid> {
         Uuid::parse(self.str(name)?).map_err(|e| e.in_field(&self.path(name)))
     }
 
-    fn obj(&self, name: &str) -> Result<Obj<'j>> {
+    pub(crate) fn obj(&self, name: &str) -> Result<Obj<'j>> {
         Obj::new(self.get(name)?, &self.path(name))
     }
 
-    fn nullable_hex(&self, name: &str) -> Result<Option<Cow<'static, [u8]>>> {
+    pub(crate) fn nullable_hex(&self, name: &str) -> Result<Option<Cow<'static, [u8]>>> {
         match self.get(name)? {
             Json::Null => Ok(None),
             Json::String(s) => from_hex(s)
@@ -316,7 +322,7 @@ impl<'j> Obj<'j> {
         }
     }
 
-    fn unknown_tags(&self) -> Result<TaggedFields<'static>> {
+    pub(crate) fn unknown_tags(&self) -> Result<TaggedFields<'static>> {
         let Some(list) = self.map.get("unknownTaggedFields") else {
             return Ok(Vec::new());
         };
@@ -353,7 +359,7 @@ fn segment_id_from(o: &Obj<'_>) -> Result<SegmentIdEntry<'static>> {
     })
 }
 
-fn epochs_from(o: &Obj<'_>) -> Result<Vec<LeaderEpochEntry<'static>>> {
+pub(crate) fn epochs_from(o: &Obj<'_>) -> Result<Vec<LeaderEpochEntry<'static>>> {
     let list = o
         .get("segmentLeaderEpochs")?
         .as_array()
@@ -441,88 +447,6 @@ pub fn value_from_json(doc: &Json) -> Result<Value<'static>> {
     value_from_record_json(o.int("apiKey")?, o.int("version")?, o.get("record")?)
 }
 
-// ---------------------------------------------------------------------------------------------
-// Lifecycle events (write-plan scripts, vectors README §6)
-
-fn partition_from(o: &Obj<'_>) -> Result<crate::model::TopicIdPartition> {
-    Ok(crate::model::TopicIdPartition {
-        topic_id: o.uuid("id")?,
-        topic: o.str("name")?.to_owned(),
-        partition: o.int("partition")?,
-    })
-}
-
-fn segment_event_from(o: &Obj<'_>) -> Result<crate::plan::SegmentEvent> {
-    let id = o.obj("remoteLogSegmentId")?;
-    Ok(crate::plan::SegmentEvent {
-        partition: partition_from(&id.obj("topicIdPartition")?)?,
-        segment_id: id.uuid("id")?,
-        broker_id: o.int("brokerId")?,
-        event_timestamp_ms: o.int("eventTimestampMs")?,
-        custom_metadata: if o.map.contains_key("customMetadata") {
-            o.nullable_hex("customMetadata")?.map(Cow::into_owned)
-        } else {
-            None
-        },
-        broker_leader_epoch: o.int("brokerLeaderEpoch")?,
-    })
-}
-
-/// A lifecycle event in the JSON form of write-plan scripts: `{"op": "copyStarted" |
-/// "copyFinished" | "deleteStarted" | "deleteFinished" | "partitionDelete", ...}`.
-pub fn event_from_json(j: &Json) -> Result<crate::plan::Event> {
-    use crate::plan::Event;
-    let o = Obj::new(j, "event")?;
-    match o.str("op")? {
-        "copyStarted" => {
-            let s = o.obj("segment")?;
-            let id = s.obj("remoteLogSegmentId")?;
-            let epochs = epochs_from(&s)?;
-            // Ascending, the last of duplicate epochs winning, as the cache (and Kafka's map) has it.
-            let leader_epochs = crate::cache::SegmentMetadata::sorted_epochs(
-                epochs.iter().map(|e| (e.leader_epoch, e.offset)).collect(),
-            );
-            Ok(Event::CopyStarted {
-                partition: partition_from(&id.obj("topicIdPartition")?)?,
-                segment: crate::cache::SegmentMetadata {
-                    id: id.uuid("id")?,
-                    start_offset: s.int("startOffset")?,
-                    end_offset: s.int("endOffset")?,
-                    broker_id: s.int("brokerId")?,
-                    max_timestamp_ms: s.int("maxTimestampMs")?,
-                    event_timestamp_ms: s.int("eventTimestampMs")?,
-                    leader_epochs,
-                    segment_size_in_bytes: s.int("segmentSizeInBytes")?,
-                    custom_metadata: s.nullable_hex("customMetadata")?.map(|c| c.into()),
-                    state: crate::model::SegmentState::CopySegmentStarted,
-                    txn_index_empty: s.bool_or("txnIndexEmpty", false)?,
-                    broker_leader_epoch: o.int("brokerLeaderEpoch")?,
-                },
-            })
-        }
-        "copyFinished" => Ok(Event::CopyFinished(segment_event_from(&o)?)),
-        "deleteStarted" => Ok(Event::DeleteStarted(segment_event_from(&o)?)),
-        "deleteFinished" => Ok(Event::DeleteFinished(segment_event_from(&o)?)),
-        "partitionDelete" => {
-            let state: i8 = o.int("state")?;
-            Ok(Event::PartitionDelete {
-                partition: partition_from(&o.obj("topicIdPartition")?)?,
-                state: crate::model::PartitionDeleteState::from_id(state)
-                    .ok_or_else(|| o.err("state", "unknown partition delete state"))?,
-                broker_id: o.int("brokerId")?,
-                event_timestamp_ms: o.int("eventTimestampMs")?,
-                broker_leader_epoch: o.int("brokerLeaderEpoch")?,
-            })
-        }
-        other => Err(o.err("op", &format!("unknown lifecycle event {other:?}"))),
-    }
-}
-
-/// A planned record as JSON: `{"key": text, "value": hex or null}` (a replay event's form).
-pub fn planned_to_json(p: &crate::plan::Planned) -> Json {
-    json!({"key": p.key.format(), "value": p.value.as_deref().map(to_hex)})
-}
-
 /// Parses JSON text (for bindings, which pass text across the boundary).
 pub fn parse(text: &str) -> Result<Json> {
     serde_json::from_str(text).map_err(|e| {
@@ -540,23 +464,6 @@ pub fn parse(text: &str) -> Result<Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_repeated_leader_epoch_in_a_plan_event_keeps_its_last_offset() {
-        let doc = json!({"op": "copyStarted", "brokerLeaderEpoch": 5, "segment": {
-            "remoteLogSegmentId": {"topicIdPartition": {"name": "orders", "id": "ASNFZ4mrze_-3LqYdlQyEA", "partition": 0},
-                "id": "EREREREREREiIiIiIiIiIg"},
-            "startOffset": 0, "endOffset": 99, "brokerId": 1, "maxTimestampMs": 1, "eventTimestampMs": 1,
-            "segmentLeaderEpochs": [{"leaderEpoch": 5, "offset": 0}, {"leaderEpoch": 5, "offset": 40},
-                {"leaderEpoch": 4, "offset": 0}],
-            "segmentSizeInBytes": 1, "customMetadata": null, "txnIndexEmpty": false}});
-        let epochs = match event_from_json(&doc) {
-            Ok(crate::plan::Event::CopyStarted { segment, .. }) => segment.leader_epochs.to_vec(),
-            other => panic!("not a copyStarted event: {other:?}"),
-        };
-        // As Kafka's sorted map holds them, and as the cache keeps a decoded record's epochs.
-        assert_eq!(epochs, vec![(4, 0), (5, 40)]);
-    }
 
     #[test]
     fn hex_round_trips_and_rejects_garbage() {

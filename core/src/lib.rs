@@ -18,6 +18,14 @@
 //! - [`reconcile`]: the metadata against a listing of the remote store: what is live, dangling,
 //!   abandoned, stuck, leaked or orphaned, and what is safe to delete.
 //! - [`error`]: the error type and its stable codes.
+//!
+//! Layers, lowest first; a module uses only modules of its own or a lower layer, and no two
+//! modules use each other (`tests/layering.rs` checks both):
+//! 1. `error`; 2. `wire`, `model` (a segment's `LeaderEpochs` too), `partitioner`;
+//! 3. the codecs: `record`, `key`, `json`, `batch`, `checkpoint`; Kafka's log: `compaction`;
+//! 4. `feature`; 5. `cache` (its shared types in the leaf `cache::segment`);
+//! 6. `plan` (with the JSON of lifecycle events), `tiered`, `host`, `projection`, `inspect`,
+//!    `format`.
 #![forbid(unsafe_code)]
 
 pub mod batch;

@@ -1,12 +1,19 @@
 //! Domain types of Kafka's tiered-storage metadata.
 //!
 //! Owns: `Uuid` with Kafka's string form, `TopicIdPartition`, `RemoteLogSegmentId`, the segment
-//! and partition-delete state enums with their wire ids and legal transitions, and `Display`
-//! forms equal to Kafka's `toString`. Never: bytes on the wire (that is `record`).
+//! and partition-delete state enums with their wire ids and legal transitions, a segment's
+//! leader epochs (`LeaderEpochs`), and `Display` forms equal to Kafka's `toString`. Never: bytes on the wire (that is `record`).
 
 use std::fmt;
 
+use smallvec::SmallVec;
+
 use crate::error::{Error, ErrorKind, Result};
+
+/// A segment's leader epochs: epoch -> the first offset it wrote, ascending by epoch. One is held
+/// inline (nearly every segment has one), more go to the heap. Here, below the codec and the
+/// cache, because both hold it.
+pub type LeaderEpochs = SmallVec<[(i32, i64); 1]>;
 
 /// A Kafka `Uuid`: two signed 64-bit halves, written most significant first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]

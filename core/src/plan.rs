@@ -3,7 +3,8 @@
 //! Owns: which key and which value version every record gets, which tombstones an event allows
 //! and in which order, and the refusals that keep compaction from losing a live segment. It reads
 //! the store (what each key holds now) and never changes it: the host produces the planned
-//! records and feeds them back through replay like any other record. Never: I/O, time.
+//! records and feeds them back through replay like any other record. Also the JSON form of
+//! lifecycle events and planned records (write-plan scripts). Never: I/O, time.
 //!
 //! Where rlmeta departs from the KIP's text and apache/kafka#22459 (and why):
 //! - Every record of a segment is keyed with the segment's upload key pair (its end offset and
@@ -25,9 +26,14 @@
 //! - At feature level 0 nothing is written that a broker predating KIP-1266 cannot read:
 //!   version-0 values, no tombstones (keys are harmless to such brokers).
 
+use std::borrow::Cow;
+
+use serde_json::{Value as Json, json};
+
 use crate::cache::{Holder, SegmentMetadata, Store};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feature::MetadataLevel;
+use crate::json::{Obj, epochs_from, to_hex};
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState, TopicIdPartition, Uuid};
 use crate::record::{
@@ -238,7 +244,7 @@ fn segment_record_value(
                 })
                 .collect(),
             segment_size_in_bytes: m.segment_size_in_bytes,
-            custom_metadata: m.custom_metadata.as_deref().map(std::borrow::Cow::Borrowed),
+            custom_metadata: m.custom_metadata.as_deref().map(Cow::Borrowed),
             remote_log_segment_state: state.id(),
             txn_index_empty: m.txn_index_empty,
             broker_leader_epoch: if version >= 1 { upload_epoch } else { 0 },
@@ -681,5 +687,111 @@ impl Store {
             }
         }
         Ok(out)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The JSON form of lifecycle events (write-plan scripts, vectors README §6) and planned records
+
+fn partition_from(o: &Obj<'_>) -> Result<TopicIdPartition> {
+    Ok(TopicIdPartition {
+        topic_id: o.uuid("id")?,
+        topic: o.str("name")?.to_owned(),
+        partition: o.int("partition")?,
+    })
+}
+
+fn segment_event_from(o: &Obj<'_>) -> Result<SegmentEvent> {
+    let id = o.obj("remoteLogSegmentId")?;
+    Ok(SegmentEvent {
+        partition: partition_from(&id.obj("topicIdPartition")?)?,
+        segment_id: id.uuid("id")?,
+        broker_id: o.int("brokerId")?,
+        event_timestamp_ms: o.int("eventTimestampMs")?,
+        custom_metadata: if o.has("customMetadata") {
+            o.nullable_hex("customMetadata")?.map(Cow::into_owned)
+        } else {
+            None
+        },
+        broker_leader_epoch: o.int("brokerLeaderEpoch")?,
+    })
+}
+
+/// A lifecycle event in the JSON form of write-plan scripts: `{"op": "copyStarted" |
+/// "copyFinished" | "deleteStarted" | "deleteFinished" | "partitionDelete", ...}`.
+pub fn event_from_json(j: &Json) -> Result<Event> {
+    use Event;
+    let o = Obj::new(j, "event")?;
+    match o.str("op")? {
+        "copyStarted" => {
+            let s = o.obj("segment")?;
+            let id = s.obj("remoteLogSegmentId")?;
+            let epochs = epochs_from(&s)?;
+            // Ascending, the last of duplicate epochs winning, as the cache (and Kafka's map) has it.
+            let leader_epochs = SegmentMetadata::sorted_epochs(
+                epochs.iter().map(|e| (e.leader_epoch, e.offset)).collect(),
+            );
+            Ok(Event::CopyStarted {
+                partition: partition_from(&id.obj("topicIdPartition")?)?,
+                segment: SegmentMetadata {
+                    id: id.uuid("id")?,
+                    start_offset: s.int("startOffset")?,
+                    end_offset: s.int("endOffset")?,
+                    broker_id: s.int("brokerId")?,
+                    max_timestamp_ms: s.int("maxTimestampMs")?,
+                    event_timestamp_ms: s.int("eventTimestampMs")?,
+                    leader_epochs,
+                    segment_size_in_bytes: s.int("segmentSizeInBytes")?,
+                    custom_metadata: s.nullable_hex("customMetadata")?.map(|c| c.into()),
+                    state: SegmentState::CopySegmentStarted,
+                    txn_index_empty: s.bool_or("txnIndexEmpty", false)?,
+                    broker_leader_epoch: o.int("brokerLeaderEpoch")?,
+                },
+            })
+        }
+        "copyFinished" => Ok(Event::CopyFinished(segment_event_from(&o)?)),
+        "deleteStarted" => Ok(Event::DeleteStarted(segment_event_from(&o)?)),
+        "deleteFinished" => Ok(Event::DeleteFinished(segment_event_from(&o)?)),
+        "partitionDelete" => {
+            let state: i8 = o.int("state")?;
+            Ok(Event::PartitionDelete {
+                partition: partition_from(&o.obj("topicIdPartition")?)?,
+                state: PartitionDeleteState::from_id(state)
+                    .ok_or_else(|| o.err("state", "unknown partition delete state"))?,
+                broker_id: o.int("brokerId")?,
+                event_timestamp_ms: o.int("eventTimestampMs")?,
+                broker_leader_epoch: o.int("brokerLeaderEpoch")?,
+            })
+        }
+        other => Err(o.err("op", &format!("unknown lifecycle event {other:?}"))),
+    }
+}
+
+/// A planned record as JSON: `{"key": text, "value": hex or null}` (a replay event's form).
+pub fn planned_to_json(p: &Planned) -> Json {
+    json!({"key": p.key.format(), "value": p.value.as_deref().map(to_hex)})
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_repeated_leader_epoch_in_a_plan_event_keeps_its_last_offset() {
+        let doc = json!({"op": "copyStarted", "brokerLeaderEpoch": 5, "segment": {
+            "remoteLogSegmentId": {"topicIdPartition": {"name": "orders", "id": "ASNFZ4mrze_-3LqYdlQyEA", "partition": 0},
+                "id": "EREREREREREiIiIiIiIiIg"},
+            "startOffset": 0, "endOffset": 99, "brokerId": 1, "maxTimestampMs": 1, "eventTimestampMs": 1,
+            "segmentLeaderEpochs": [{"leaderEpoch": 5, "offset": 0}, {"leaderEpoch": 5, "offset": 40},
+                {"leaderEpoch": 4, "offset": 0}],
+            "segmentSizeInBytes": 1, "customMetadata": null, "txnIndexEmpty": false}});
+        let epochs = match event_from_json(&doc) {
+            Ok(Event::CopyStarted { segment, .. }) => segment.leader_epochs.to_vec(),
+            other => panic!("not a copyStarted event: {other:?}"),
+        };
+        // As Kafka's sorted map holds them, and as the cache keeps a decoded record's epochs.
+        assert_eq!(epochs, vec![(4, 0), (5, 40)]);
     }
 }

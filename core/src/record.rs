@@ -753,7 +753,7 @@ pub(crate) struct PlainPartition<'a> {
 /// fields, in the same types, that the full reader would give. Its leader epochs are in `E`:
 /// the cache's list for replay, or the decoded entries when it becomes a `Value`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Plain<'a, E = crate::cache::LeaderEpochs> {
+pub(crate) enum Plain<'a, E = crate::model::LeaderEpochs> {
     Segment {
         part: PlainPartition<'a>,
         version: i16,
@@ -790,10 +790,10 @@ pub(crate) trait EpochList: Sized {
     fn push_entry(&mut self, leader_epoch: i32, offset: i64);
 }
 
-impl EpochList for crate::cache::LeaderEpochs {
+impl EpochList for crate::model::LeaderEpochs {
     #[inline(always)]
     fn with_capacity(n: usize) -> Self {
-        crate::cache::LeaderEpochs::with_capacity(n)
+        crate::model::LeaderEpochs::with_capacity(n)
     }
     #[inline(always)]
     fn push_entry(&mut self, leader_epoch: i32, offset: i64) {

@@ -12,6 +12,6 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(again, bytes, "encode(decode(encode(json))) is stable");
     }
     if let Ok(doc) = rlmeta::json::parse(text) {
-        let _ = rlmeta::json::event_from_json(&doc);
+        let _ = rlmeta::plan::event_from_json(&doc);
     }
 });

@@ -573,14 +573,6 @@ pub extern "system" fn Java_dev_rlmeta_Outcome_nativeName<'l>(
     })
 }
 
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_rlmeta_Outcome_nativeMax<'l>(
-    env: EnvUnowned<'l>,
-    _class: JClass<'l>,
-) -> jint {
-    call(env, |_| Ok(jint::from(rlmeta::host::outcome::MAX)))
-}
-
 /// A fault-injection hook for the plugin's tests: panics while holding the store's write lock,
 /// which poisons it exactly as a bug in the core would. The Java side refuses to call it unless
 /// the JVM runs with `-Drlmeta.test.hooks=true` (`MetadataStore.panicForTest`); the panic is

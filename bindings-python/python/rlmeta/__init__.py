@@ -57,6 +57,8 @@ from ._native import (
 from . import _native
 from ._store import Applied, Orphan, Outcome, PartitionDelete, Planned, SegmentMetadata, SkipKind, Store
 from ._native import Ledger, layout_presets, parse_layout
+from ._store import Applied, Orphan, Outcome, OutcomeCode, PartitionDelete, Planned, SegmentMetadata, SkipKind, Store
+from ._tables import OUTCOME_NAMES
 from ._files import (
     Batch,
     BatchReader,
@@ -90,7 +92,16 @@ from ._feature import (
     topic_level,
     topic_level_with_policy,
 )
-from ._compaction import CompactionLog, GrowthPoint, TopicConfig, normalize_cleanup_policy, project_growth
+from ._compaction import (
+    CompactionLog,
+    CompactionPreview,
+    GrowthPoint,
+    TopicConfig,
+    normalize_cleanup_policy,
+    preview_compaction,
+    preview_compaction_files,
+    project_growth,
+)
 from ._inspect import Inspection, Inspector, Lifecycle, Overlap, Stuck, Summary
 
 __all__ = [
@@ -98,14 +109,14 @@ __all__ = [
     "Batch", "BatchReader", "LogRecord", "read_batches", "read_records", "Checkpoint", "CheckpointRecord",
     "FeatureLevel", "read_checkpoint", "finalized_features", "dump_log", "dump_log_json",
     # replay and planning
-    "Store", "Applied", "Outcome", "SkipKind", "SegmentMetadata", "Orphan", "PartitionDelete", "Planned",
+    "Store", "Applied", "Outcome", "OutcomeCode", "OUTCOME_NAMES", "SkipKind", "SegmentMetadata", "Orphan", "PartitionDelete", "Planned",
     # feature levels
     "FEATURE_NAME", "DEFAULT_V1_RETENTION_MS", "DEFAULT_V1_SEGMENT_MS", "LEVEL_RECORD_KEY", "MetadataLevel",
     "PartitionLevel", "Readiness", "readiness", "safe_v1_retention_ms", "check_v1_retention",
     "manager_is_kip1266_capable", "kip1266_capable_managers", "level_record", "parse_level_record",
     "topic_level", "topic_level_with_policy", "partitions_missing_level",
     # compaction and growth
-    "TopicConfig", "CompactionLog", "GrowthPoint", "project_growth", "normalize_cleanup_policy",
+    "TopicConfig", "CompactionLog", "CompactionPreview", "preview_compaction", "preview_compaction_files", "GrowthPoint", "project_growth", "normalize_cleanup_policy",
     # inspection
     "Inspector", "Inspection", "Lifecycle", "Summary", "Stuck", "Overlap",
     # the metadata against the remote store (rlmeta reconcile)

@@ -7,11 +7,21 @@ Owns: the dataclasses. Never: what the cleaner keeps or how the topic grows; tho
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Tuple
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 from . import _native
+from ._tables import LEVEL_PRESETS
 
-__all__ = ["TopicConfig", "CompactionLog", "GrowthPoint", "project_growth", "normalize_cleanup_policy"]
+__all__ = [
+    "TopicConfig",
+    "CompactionLog",
+    "CompactionPreview",
+    "preview_compaction",
+    "preview_compaction_files",
+    "GrowthPoint",
+    "project_growth",
+    "normalize_cleanup_policy",
+]
 
 
 def normalize_cleanup_policy(text: str) -> str:
@@ -19,17 +29,26 @@ def normalize_cleanup_policy(text: str) -> str:
     return _native.cleanup_policy_name(text)
 
 
+_COMPACTED = LEVEL_PRESETS[2]
+
+
 @dataclass(frozen=True)
 class TopicConfig:
-    """The configs the cleaner and retention follow (Kafka's defaults for a compacted topic)."""
+    """The configs the cleaner and retention follow (Kafka's defaults for a compacted topic, the
+    core's level-2 preset)."""
 
-    cleanup_policy: str = "compact"
-    retention_ms: int = -1
-    min_compaction_lag_ms: int = 0
-    delete_retention_ms: int = 86_400_000
-    segment_ms: int = 604_800_000
+    cleanup_policy: str = _COMPACTED["cleanup_policy"]
+    retention_ms: int = _COMPACTED["retention_ms"]
+    min_compaction_lag_ms: int = _COMPACTED["min_compaction_lag_ms"]
+    delete_retention_ms: int = _COMPACTED["delete_retention_ms"]
+    segment_ms: int = _COMPACTED["segment_ms"]
     #: Records per segment before a roll (stands in for ``segment.bytes``).
     segment_records: int = 2**62
+
+    @classmethod
+    def for_level(cls, level: int, **changes: int) -> "TopicConfig":
+        """What the cleaner follows at a ``remote.log.metadata.version`` level (the core's presets)."""
+        return cls(**{**LEVEL_PRESETS[int(level)], **changes})
 
 
 class CompactionLog:
@@ -62,6 +81,43 @@ class CompactionLog:
 
     def __len__(self) -> int:
         return len(self._native)
+
+
+@dataclass(frozen=True)
+class CompactionPreview:
+    """What retention and the cleaner keep of a log at one moment (the core's ``CompactionPreview``)."""
+
+    records_before: int
+    bytes_before: int
+    records_after: int
+    bytes_after: int
+    null_keys_dropped: int
+    live_before: int
+    #: Live segments a broker replaying the cleaned log would no longer know.
+    lost: Tuple[str, ...]
+
+
+def _config_args(c: TopicConfig) -> tuple:
+    return (c.cleanup_policy, c.retention_ms, c.min_compaction_lag_ms, c.delete_retention_ms, c.segment_ms, c.segment_records)
+
+
+def _preview(t: tuple) -> CompactionPreview:
+    return CompactionPreview(*t[:6], tuple(t[6]))
+
+
+def preview_compaction_files(files: Sequence[bytes], config: TopicConfig, now_ms: int) -> CompactionPreview:
+    """The core's model over one metadata partition's segment files (offset order): records up to
+    each file's first corrupt batch, sized as in their batches, cleaned at ``now_ms`` as if a
+    record arrived then (so the active segment rolls once ``segment.ms`` has passed)."""
+    return _preview(_native.preview_compaction_files([bytes(f) for f in files], _config_args(config), now_ms))
+
+
+def preview_compaction(
+    records: Iterable[Tuple[int, int, Optional[bytes], Optional[bytes]]], config: TopicConfig, now_ms: int
+) -> CompactionPreview:
+    """:func:`preview_compaction_files` over ``(offset, timestamp, key, value)`` records read from a
+    cluster; a record's size is its key and value bytes."""
+    return _preview(_native.preview_compaction(list(records), _config_args(config), now_ms))
 
 
 @dataclass(frozen=True)

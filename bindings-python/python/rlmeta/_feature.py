@@ -33,10 +33,8 @@ __all__ = [
     "partitions_missing_level",
 ]
 
-FEATURE_NAME = "remote.log.metadata.version"
-#: The KIP tool's level-1 defaults (14 days, 1 day).
-DEFAULT_V1_RETENTION_MS = 1_209_600_000
-DEFAULT_V1_SEGMENT_MS = 86_400_000
+# The feature's name and the KIP tool's level-1 defaults (14 days, 1 day): the core's (_tables.py).
+from ._tables import DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS, FEATURE_NAME  # noqa: E402
 LEVEL_RECORD_KEY: bytes = _native.level_record_key()
 
 

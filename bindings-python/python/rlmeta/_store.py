@@ -13,9 +13,11 @@ from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union
 
 from . import _native
 from ._model import PartitionDeleteState, SegmentState, TopicIdPartition
+from ._tables import OUTCOME_NAMES, OutcomeCode
 
 __all__ = [
     "Outcome",
+    "OutcomeCode",
     "SkipKind",
     "Applied",
     "SegmentMetadata",
@@ -77,10 +79,19 @@ class Applied:
     fatal_to_kafka: bool
     #: The core's error code where the detail is an error.
     error_code: Optional[int]
+    #: The core's outcome code (the table every binding shares: Java's ``Outcome``, C's
+    #: ``RLMETA_OUTCOME_*``); ``code.name`` and :data:`OUTCOME_NAMES` name it. Finer than
+    #: ``outcome``/``skip``: it tells REJECTED (Kafka throws) from DROPPED, and the level.
+    code: OutcomeCode
 
     @classmethod
     def _of(cls, t: Tuple[Any, ...]) -> Applied:
-        return cls(Outcome(t[0]), None if t[1] is None else SkipKind(t[1]), t[2], t[3], t[4])
+        return cls(Outcome(t[0]), None if t[1] is None else SkipKind(t[1]), t[2], t[3], t[4], OutcomeCode(t[5]))
+
+    @property
+    def code_name(self) -> str:
+        """The outcome code's stable name ("applied", "rejected", ...), as hosts log and count it."""
+        return OUTCOME_NAMES[self.code]
 
 
 @dataclass(frozen=True)

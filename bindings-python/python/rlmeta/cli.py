@@ -34,7 +34,14 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from . import _native, _reconcile
-from ._compaction import CompactionLog, TopicConfig, project_growth
+from ._compaction import (
+    CompactionPreview,
+    TopicConfig,
+    preview_compaction,
+    preview_compaction_files,
+    project_growth,
+)
+from ._tables import COMPACTION_HORIZON_MS, SUMMARY_COMPACTION
 from ._files import dump_log, dump_log_json, read_records
 from ._inspect import Inspector
 from ._kafka import METADATA_TOPIC, Cluster
@@ -44,7 +51,47 @@ from ._store import Outcome, SkipKind, Store
 
 Rec = Tuple[int, int, Optional[bytes], Optional[bytes]]
 DAY_MS = 86_400_000
+HOUR_MS = 3_600_000
 CHUNK = 10_000
+
+
+def _n(v: int) -> str:
+    """A count for people: thousands separators (never in --json)."""
+    return f"{v:,}"
+
+
+def _bytes(v: int) -> str:
+    return f"{v:,} bytes"
+
+
+def _age(ms: int) -> str:
+    """A span of time for people: days and hours, or minutes and seconds when shorter."""
+    if ms < 0:
+        return "infinite"
+    d, rest = divmod(ms // 1000, 86_400)
+    h, rest = divmod(rest, 3_600)
+    m, sec = divmod(rest, 60)
+
+    def unit(n: int, name: str) -> str:
+        return f"{n:,} {name}{'' if n == 1 else 's'}"
+
+    if d:
+        return f"{unit(d, 'day')} {unit(h, 'hour')}" if h else unit(d, "day")
+    if h:
+        return f"{unit(h, 'hour')} {unit(m, 'minute')}" if m else unit(h, "hour")
+    return f"{unit(m, 'minute')} {unit(sec, 'second')}" if m else unit(sec, "second")
+
+
+def _ms(v: int) -> str:
+    """A duration config for people: its value, and in days or hours where it is whole; a
+    negative value (Kafka's -1) is infinite and says so."""
+    if v < 0:
+        return f"{v} (infinite)"
+    for unit, name in ((DAY_MS, "day"), (HOUR_MS, "hour")):
+        if v >= unit and v % unit == 0:
+            k = v // unit
+            return f"{v:,} ms ({k:,} {name}{'' if k == 1 else 's'})"
+    return f"{v:,} ms"
 
 
 @dataclass
@@ -253,12 +300,14 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
             totals[k] = totals.get(k, 0) + doc[k]
         for k, v in doc["byKind"].items():
             totals[k] = totals.get(k, 0) + v
-        lines.append(f"{part.name}: {s.records} records{'' if part.read_to_end else ' (NOT read to its end)'}")
-        lines.append(f"  by kind: {s.null_key_records} null-key, {s.keyed_records} keyed, {s.tombstones} tombstones, "
-                     f"{s.undecodable} undecodable, {len(levels)} level records")
-        lines.append(f"  records that would stop a pre-KIP-1266 broker's metadata consumer: {s.fatal_to_old_brokers}")
+        if s.records == 0 and part.read_to_end and not args.verbose:
+            continue  # an empty partition says nothing (--verbose lists it; --json always does)
+        lines.append(f"{part.name}: {_n(s.records)} records{'' if part.read_to_end else ' (NOT read to its end)'}")
+        lines.append(f"  by kind: {_n(s.null_key_records)} null-key, {_n(s.keyed_records)} keyed, {_n(s.tombstones)} tombstones, "
+                     f"{_n(s.undecodable)} undecodable, {_n(len(levels))} level records")
+        lines.append(f"  records that would stop a pre-KIP-1266 broker's metadata consumer: {_n(s.fatal_to_old_brokers)}")
         if null_keys:
-            lines.append(f"  null-key records: {len(null_keys)} (offsets {null_keys[0][0]}-{null_keys[-1][0]}, "
+            lines.append(f"  null-key records: {_n(len(null_keys))} (offsets {null_keys[0][0]}-{null_keys[-1][0]}, "
                          f"timestamps {min(t for _, t in null_keys)}-{max(t for _, t in null_keys)})")
         for o, k in tombstones:
             lines.append(f"  tombstone at offset {o}: {k}")
@@ -268,21 +317,23 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
             lines.append(f"  level record at offset {o}: {lv}")
         for o, w in bad_keys:
             lines.append(f"  bad key at offset {o}: {w}")
-        lines.append(f"  live segments: {s.live_segments}, orphaned updates: {len(orphans)}")
+        lines.append(f"  live segments: {_n(s.live_segments)}, orphaned updates: {_n(len(orphans))}")
         for tp, o in orphans:
             lines.append(f"    orphan {str_tp(tp)} {o.segment_id} {_name(o.state)} at offset {o.offset} (key {o.key})")
         for label, state in (("stuck uploads", SegmentState.COPY_SEGMENT_STARTED), ("stuck deletions", SegmentState.DELETE_SEGMENT_STARTED)):
             these = [x for x in stuck if x.state == state]
-            lines.append(f"  {label} (older than {args.stuck_after_ms} ms): {len(these)}")
+            lines.append(f"  {label} (older than {_age(args.stuck_after_ms)}): {_n(len(these))}")
             for x in these:
-                lines.append(f"    {str_tp(x.partition)} {x.id} {_name(x.state)} since {x.since_ms} ({(now - x.since_ms) // 1000} s)")
-        lines.append(f"  overlapping live segments: {len(overlaps)}")
+                lines.append(f"    {str_tp(x.partition)} {x.id} {_name(x.state)} since {x.since_ms} ({_age(now - x.since_ms)} ago)")
+        lines.append(f"  overlapping live segments: {_n(len(overlaps))}")
         for o in overlaps:
             lines.append(f"    {str_tp(o.partition)} {o.first[0]} [{o.first[1]}..{o.first[2]}] overlaps {o.second[0]} [{o.second[1]}..{o.second[2]}]")
     bar.close()
-    lines.append(f"total: {totals.get('records', 0)} records ({totals.get('nullKey', 0)} null-key, {totals.get('keyed', 0)} keyed, "
-                 f"{totals.get('tombstones', 0)} tombstones, {totals.get('undecodable', 0)} undecodable), "
-                 f"{totals.get('liveSegments', 0)} live segments in {len(parts)} partition(s)")
+    empty = sum(1 for d in docs if d["records"] == 0)
+    lines.append(f"total: {_n(totals.get('records', 0))} records ({_n(totals.get('nullKey', 0))} null-key, {_n(totals.get('keyed', 0))} keyed, "
+                 f"{_n(totals.get('tombstones', 0))} tombstones, {_n(totals.get('undecodable', 0))} undecodable), "
+                 f"{_n(totals.get('liveSegments', 0))} live segments in {len(parts)} partition(s)"
+                 f"{f' ({empty} empty)' if empty else ''}")
     return "\n".join(lines) + "\n", {"partitions": docs, "total": totals}
 
 
@@ -299,32 +350,17 @@ def _stuck(x: Any, now: int) -> Dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- simulate
-ROLL_KEY = b"rlmeta-simulate-roll"
+def _last_timestamp(part: Partition) -> int:
+    """The newest record timestamp of a partition's files (the core's replay reads them)."""
+    ins = Inspector()
+    return max((ins.scan_file(f.read_bytes())[2] for f in part.files), default=0)
 
 
-def _compact(config: TopicConfig, records: List[Rec], at_ms: int, roll: bool) -> Tuple[List[Rec], List[str]]:
-    """What the cleaner keeps at ``at_ms`` (``roll``: a record arrives then and rolls the active
-    segment, as on a topic still written to), and the live segments a replay of it loses."""
-    log = CompactionLog(config)
-    originals = []
-    for offset, ts, key, value in records:
-        log.append(ts, key, value)
-        originals.append(offset)
-    if roll:
-        log.append(at_ms, ROLL_KEY, b"")
-    log.clean(at_ms)
-    kept = [(originals[o], ts, k, v) for o, ts, k, v in log.records() if k != ROLL_KEY]
-    return kept, sorted(_live(records) - _live(kept))
-
-
-def _live(records: List[Rec]) -> set:
-    store = Store()
-    store.apply_many([(o, k, v) for o, _, k, v in records])
-    return {m.id for tp in store.partitions() for m in store.all_segments(tp)}
-
-
-def _size(records: List[Rec]) -> int:
-    return sum(len(k or b"") + len(v or b"") for _, _, k, v in records)
+def _preview(part: Partition, config: TopicConfig, at_ms: int) -> CompactionPreview:
+    """The core's compaction model (the one `rlmeta inspect` and the page use) at ``at_ms``."""
+    if part.files:
+        return preview_compaction_files([f.read_bytes() for f in part.files], config, at_ms)
+    return preview_compaction(part.records, config, at_ms)
 
 
 SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGTP]?i?B)?\s*$", re.I)
@@ -357,30 +393,46 @@ def cmd_simulate(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str,
     else:
         config = TopicConfig(args.cleanup_policy, args.retention_ms, args.min_compaction_lag_ms,
                              args.delete_retention_ms, args.segment_ms, args.segment_records)
-    lines = [f"compaction model: cleanup.policy={config.cleanup_policy} retention.ms={config.retention_ms} "
-             f"min.compaction.lag.ms={config.min_compaction_lag_ms} delete.retention.ms={config.delete_retention_ms} "
-             f"segment.ms={config.segment_ms}"]
+    lines = [f"compaction model: cleanup.policy={config.cleanup_policy} retention.ms={_ms(config.retention_ms)} "
+             f"min.compaction.lag.ms={_ms(config.min_compaction_lag_ms)} delete.retention.ms={_ms(config.delete_retention_ms)} "
+             f"segment.ms={_ms(config.segment_ms)}"]
     docs = []
     for part in parts:
-        records = list(part.iter_records())
-        now = args.now_ms if args.now_ms is not None else (max((r[1] for r in records), default=0) if part.files else int(time.time() * 1000))
-        doc: Dict[str, Any] = {"partition": part.name, "records": len(records), "bytes": _size(records), "nowMs": now, "moments": []}
-        lines.append(f"{part.name}: {len(records)} records, {_size(records)} key+value bytes")
-        for label, at, roll in (("now", now, False), (f"after {args.after_ms} ms", now + args.after_ms, True)):
-            kept, lost = _compact(config, records, at, roll)
-            doc["moments"].append({"atMs": at, "kept": len(kept), "keptBytes": _size(kept), "lostLiveSegments": lost})
-            lines.append(f"  {label}: compaction keeps {len(kept)} of {len(records)} records ({_size(kept)} bytes); "
-                         f"live segments a replay would lose: {len(lost)}{(' ' + ', '.join(lost)) if lost else ''}")
+        if args.now_ms is not None:
+            now = args.now_ms
+        elif part.files:
+            # the last record's time: what the core's summary (rlmeta inspect) compacts after
+            now = _last_timestamp(part)
+        else:
+            now = int(time.time() * 1000)
+        doc: Dict[str, Any] = {"partition": part.name, "nowMs": now, "moments": []}
+        for label, at in (("now", now), (f"after {_ms(args.after_ms)}", now + args.after_ms)):
+            p = _preview(part, config, at)
+            if not doc["moments"]:
+                doc["records"], doc["bytes"] = p.records_before, p.bytes_before
+                lines.append(f"{part.name}: {_n(p.records_before)} records, {_bytes(p.bytes_before)}, "
+                             f"{_n(p.live_before)} live segments")
+            doc["moments"].append({"atMs": at, "records": p.records_before, "kept": p.records_after, "keptBytes": p.bytes_after,
+                                   "nullKeysDropped": p.null_keys_dropped, "liveSegments": p.live_before,
+                                   "lostLiveSegments": sorted(p.lost)})
+            lost = sorted(p.lost)
+            lines.append(f"  {label}: compaction keeps {_n(p.records_after)} of {_n(p.records_before)} records "
+                         f"({_bytes(p.bytes_after)}); live segments a replay would lose: {_n(len(lost))}"
+                         f"{(' ' + ', '.join(lost)) if lost else ''}")
         docs.append(doc)
-    points = project_growth(parse_size(args.upload_rate), parse_size(args.segment_bytes), args.tiered_retention_ms,
-                            args.user_partitions, args.months * 30, 30)
-    lines.append(f"projection: {args.upload_rate}/day uploaded in {args.segment_bytes} segments over {args.user_partitions} "
-                 f"user partitions, tiered retention {args.tiered_retention_ms} ms (planner's records, key+value bytes)")
-    lines.append(f"  {'month':>5} {'live segs':>10} {'append-only records':>20} {'bytes':>14} {'compacted records':>18} {'bytes':>12}")
-    for p in points:
-        lines.append(f"  {p.day // 30:>5} {p.live_segments:>10} {p.append_only_records:>20} {p.append_only_bytes:>14} "
-                     f"{p.compacted_records:>18} {p.compacted_bytes:>12}")
-    proj = [p.__dict__ for p in points]
+    proj = None
+    if args.upload_rate is not None:
+        points = project_growth(parse_size(args.upload_rate), parse_size(args.segment_bytes), args.tiered_retention_ms,
+                                args.user_partitions, args.months * 30, 30)
+        lines.append(f"projection: {args.upload_rate}/day uploaded in {args.segment_bytes} segments over {args.user_partitions} "
+                     f"user partitions, tiered retention {_ms(args.tiered_retention_ms)} (planner's records, key+value bytes)")
+        lines.append(f"  {'month':>5} {'live segs':>10} {'append-only records':>20} {'bytes':>14} {'compacted records':>18} {'bytes':>12}")
+        for pt in points:
+            lines.append(f"  {pt.day // 30:>5} {_n(pt.live_segments):>10} {_n(pt.append_only_records):>20} {_n(pt.append_only_bytes):>14} "
+                         f"{_n(pt.compacted_records):>18} {_n(pt.compacted_bytes):>12}")
+        proj = [pt.__dict__ for pt in points]
+    else:
+        lines.append("projection: not run (give --upload-rate, e.g. the KIP's 1TB, for the topic's growth over --months)")
     return "\n".join(lines) + "\n", {"config": config.__dict__, "partitions": docs, "projection": proj}
 
 
@@ -518,20 +570,24 @@ def build_parser() -> argparse.ArgumentParser:
     scan = sub.add_parser("scan", help="records by kind, null keys, tombstones, undecodable values, orphans, stuck and overlapping segments")
     source(scan)
     scan.add_argument("--stuck-after-ms", type=int, default=3_600_000, help="a copy or deletion started longer ago than this is stuck (default: 1 hour)")
+    scan.add_argument("--verbose", action="store_true", help="list empty partitions too (--json always does)")
     scan.add_argument("--now-ms", type=int, help="the time to judge at (default: now for a cluster, the last record's for files)")
     sim = sub.add_parser("simulate", help="what compaction keeps now and after a time; the topic's growth over months")
     source(sim)
     sim.add_argument("--topic-configs", action="store_true", help="model the live topic's own cleanup.policy, retention.ms, "
                      "min.compaction.lag.ms, delete.retention.ms and segment.ms (with --bootstrap-server)")
-    sim.add_argument("--cleanup-policy", default="compact", help="cleanup.policy of the model (default: compact)")
-    sim.add_argument("--retention-ms", type=int, default=-1)
-    sim.add_argument("--min-compaction-lag-ms", type=int, default=0)
-    sim.add_argument("--delete-retention-ms", type=int, default=DAY_MS)
-    sim.add_argument("--segment-ms", type=int, default=3_600_000, help="segment.ms of the model (default: the KIP's 1 hour)")
-    sim.add_argument("--segment-records", type=int, default=1000, help="records per segment (stands in for segment.bytes)")
+    # The model's defaults are the core's: Kafka's compacted topic (level 2) with segments of 1,000
+    # records, compacted 30 days after the last record, as `rlmeta inspect` and the page summarize.
+    c = SUMMARY_COMPACTION
+    sim.add_argument("--cleanup-policy", default=c["cleanup_policy"], help=f"cleanup.policy of the model (default: {c['cleanup_policy']})")
+    sim.add_argument("--retention-ms", type=int, default=c["retention_ms"], help=f"(default: {c['retention_ms']}, infinite)")
+    sim.add_argument("--min-compaction-lag-ms", type=int, default=c["min_compaction_lag_ms"], help=f"(default: {c['min_compaction_lag_ms']})")
+    sim.add_argument("--delete-retention-ms", type=int, default=c["delete_retention_ms"], help=f"(default: {_ms(c['delete_retention_ms'])})")
+    sim.add_argument("--segment-ms", type=int, default=c["segment_ms"], help=f"segment.ms of the model (default: Kafka's {_ms(c['segment_ms'])})")
+    sim.add_argument("--segment-records", type=int, default=c["segment_records"], help=f"records per segment (stands in for segment.bytes; default: {c['segment_records']:,})")
     sim.add_argument("--now-ms", type=int, help="the moment 'now' (default: the last record's time for files, the clock for a cluster)")
-    sim.add_argument("--after-ms", type=int, default=30 * DAY_MS, help="the later moment, after now (default: 30 days)")
-    sim.add_argument("--upload-rate", default="1TB", help="bytes uploaded to remote storage per day (default: the KIP's 1TB)")
+    sim.add_argument("--after-ms", type=int, default=COMPACTION_HORIZON_MS, help=f"the later moment, after now (default: {_ms(COMPACTION_HORIZON_MS)}, when `rlmeta inspect` compacts)")
+    sim.add_argument("--upload-rate", help="bytes uploaded to remote storage per day, e.g. the KIP's 1TB: projects the topic's growth (not run without it: 1TB/day for 12 months plans 335,000 uploads, minutes of CPU)")
     sim.add_argument("--segment-bytes", default="1GiB", help="size of a remote segment (default: 1GiB)")
     sim.add_argument("--tiered-retention-ms", type=int, default=30 * DAY_MS, help="how long tiered topics keep data (-1: forever; default: 30 days)")
     sim.add_argument("--user-partitions", type=int, default=64)

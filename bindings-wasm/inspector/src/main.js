@@ -7,6 +7,7 @@ import './style.css';
 import wasmUrl from 'rlmeta-pkg/rlmeta_wasm_bg.wasm?url';
 import DecodeWorker from './worker.js?worker&inline';
 import { FLAG, KIND, KIND_NAMES, MARK, PARTITION_DELETE_STATES, SEGMENT_STATES } from 'rlmeta-pkg/files.mjs';
+import { COMPACTION_HORIZON_MS, LEVEL_PRESETS } from 'rlmeta-pkg/tables.mjs';
 import { RowWindow } from './rows.js';
 
 const $ = (id) => document.getElementById(id);
@@ -349,8 +350,11 @@ function onSummary({ summary, lifecycles, summarizeMs }) {
   item('records that stop a pre-KIP-1266 broker', s.fatalToOldBrokers, 'fatalToOldBrokers');
   item('live segments', s.liveSegments, 'liveSegments');
   item('orphaned updates', s.orphans, 'orphans');
-  item('kept if compacted now', `${s.keptByCompaction} of ${s.records}`, 'keptByCompaction');
-  item('live segments lost if compacted now', s.lostByCompaction, 'lostByCompaction');
+  // The core compacts the summary's log COMPACTION_HORIZON_MS after the last record (Kafka's
+  // compacted defaults); the preview below answers for any moment.
+  const later = `if compacted ${COMPACTION_HORIZON_MS / DAY} days after the last record`;
+  item(`kept ${later}`, `${s.keptByCompaction} of ${s.records}`, 'keptByCompaction');
+  item(`live segments lost ${later}`, s.lostByCompaction, 'lostByCompaction');
   showLevel(s);
   $('segments').hidden = false;
   if (state.indexed) showReplay();
@@ -804,18 +808,16 @@ function drawChart() {
 }
 
 // ------------------------------------------------------------------ compaction preview
-const PRESETS = {
-  compact: { policy: 'compact', retention: '-1', lag: '0', deleteRetention: '86400000', segmentMs: '604800000' },
-  level1: { policy: 'compact,delete', retention: '1209600000', lag: '1209600000', deleteRetention: '86400000', segmentMs: '86400000' },
-  delete: { policy: 'delete', retention: '-1', lag: '0', deleteRetention: '86400000', segmentMs: '604800000' },
-};
+// The presets are the core's cleaner configs of each feature level (tables.mjs): compacted
+// (level 2), level 1, append-only (level 0).
+const PRESETS = { compact: LEVEL_PRESETS[2], level1: LEVEL_PRESETS[1], delete: LEVEL_PRESETS[0] };
 function usePreset(name) {
   const p = PRESETS[name];
   $('p-policy').value = p.policy;
-  $('p-retention').value = p.retention;
-  $('p-lag').value = p.lag;
-  $('p-delete-retention').value = p.deleteRetention;
-  $('p-segment-ms').value = p.segmentMs;
+  $('p-retention').value = String(p.retentionMs);
+  $('p-lag').value = String(p.minCompactionLagMs);
+  $('p-delete-retention').value = String(p.deleteRetentionMs);
+  $('p-segment-ms').value = String(p.segmentMs);
 }
 
 let timeRange = [0, 0];

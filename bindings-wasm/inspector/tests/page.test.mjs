@@ -270,7 +270,7 @@ describe('a million rows and more', () => {
     const inspect = process.env.RLMETA_INSPECT ?? join(ROOT, 'target/release/inspect');
     // The listing of 1.5M records is too long for a JS string: the summary lines only.
     const text = execFileSync('sh', ['-c', '"$0" "$1" | tail -n 8', inspect, file], { maxBuffer: 1 << 20 }).toString();
-    const rust = { records: Number(text.match(/records: (\d+) \(/)[1]) };
+    const rust = { records: Number(text.match(/records: ([\d,]+) \(/)[1].replaceAll(',', '')) }; // 1,500,000
     const { page, problems, context } = await openPage(browser, { width: 1500, height: 900 });
     try {
       assert.equal(await load(page, ['build/inspector-test/00000000000000000000.log'], 180000), 'done');

@@ -13,13 +13,11 @@
 use std::collections::VecDeque;
 
 use super::hints::Hints;
+use super::segment::Row;
 use super::serving::ServingEntries;
 pub(crate) use super::serving::{Entry, Serving};
 use super::unreferenced::Unreferenced;
 use crate::model::Uuid;
-
-/// A segment's row in its partition's segment table.
-pub(crate) type Row = u32;
 
 /// What a lookup finds: the serving segment's row and the last offset its epoch wrote in it.
 /// The end is kept with the entry, not only in the row, so that a lookup decides without the

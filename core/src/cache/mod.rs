@@ -1,5 +1,6 @@
 //! Kafka's cache of remote segment metadata, rebuilt by replaying `__remote_log_metadata`.
 //!
+//! - `segment`: the shared types (segment metadata, a state change, a table row); a leaf.
 //! - `epoch`: the leader epochs of a partition (Kafka's `RemoteLogLeaderEpochState`, all at once).
 //! - `hints`: where a start offset probably is among a partition's serving entries.
 //! - `serving`: how a partition's serving entries lie in memory.
@@ -12,12 +13,14 @@ mod epoch;
 pub(crate) mod hash;
 mod hints;
 mod partition;
+mod segment;
 mod serving;
 mod store;
 mod table;
 mod unreferenced;
 
-pub use partition::{Dropped, LeaderEpochs, PartitionCache, SegmentMetadata, SegmentUpdate};
+pub use partition::{Dropped, PartitionCache};
+pub use segment::{LeaderEpochs, SegmentMetadata, SegmentUpdate};
 pub use store::{Applied, Holder, KeyHolders, Orphan, PartitionDelete, Skip, Store};
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use std::collections::vec_deque::{Iter, VecDeque};
 use std::ops::Range;
 
-use super::epoch::Row;
+use super::segment::Row;
 
 /// A finished segment serving `epoch` from `start` to `end`, the last offset the epoch wrote in
 /// it: what is put in.

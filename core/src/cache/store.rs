@@ -11,7 +11,8 @@
 use std::collections::HashMap;
 
 use super::hash::UuidHash;
-use super::partition::{Dropped, PartitionCache, SegmentMetadata, SegmentUpdate};
+use super::partition::{Dropped, PartitionCache};
+use super::segment::{SegmentMetadata, SegmentUpdate};
 use crate::error::{Error, ErrorKind, Result};
 use crate::feature::{MetadataLevel, parse_level_record};
 use crate::key::RecordKey;

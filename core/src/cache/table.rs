@@ -5,8 +5,7 @@
 //! ~100-byte rows) and never holds more than one chunk of unused rows beyond the freed ones.
 //! Never: which row a segment has (the partition's index), or what a row means to an epoch.
 
-use super::epoch::Row;
-use super::partition::SegmentMetadata;
+use super::segment::{Row, SegmentMetadata};
 
 /// Rows per chunk: about 6.5 KB a chunk, a few rows of slack per live segment's worth of table.
 const CHUNK: usize = 64;

@@ -4,7 +4,7 @@
 
 use rlmeta::cache::Store;
 use rlmeta::feature::MetadataLevel;
-use rlmeta::json::{event_from_json, planned_to_json};
+use rlmeta::plan::{event_from_json, planned_to_json};
 use serde_json::Value as Json;
 
 use crate::cases::{field, int, narrow};

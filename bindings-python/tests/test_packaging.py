@@ -1,0 +1,87 @@
+"""The wheel as an operator's environment sees it: dependency ranges, and a codec that imports no tool.
+
+`import rlmeta` and everything the codec, the store and the file readers do must work without
+the operator tools' dependencies (kafka-python, tqdm, pyjks, cryptography): a program that only
+decodes records should not pay for, or be broken by, a Kafka client. The wheel names its
+dependencies as ranges so that it installs beside other packages; the versions make test runs
+(PY_RUNTIME_DEPS in rules.mk) lie inside them.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+TOOL_MODULES = ("kafka", "tqdm", "jks", "cryptography")
+REPO = Path(__file__).resolve().parents[2]
+SEGMENT = REPO / "tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-2/00000000000000000000.log"
+
+
+def _requirements():
+    """{name: specifier} of the installed wheel's Requires-Dist."""
+    out = {}
+    for req in metadata.requires("rlmeta") or []:
+        m = re.match(r"^\s*([A-Za-z0-9_.-]+)\s*(.*?)\s*(;.*)?$", req)
+        assert m, req
+        out[m.group(1).lower()] = m.group(2).replace("(", "").replace(")", "").replace(" ", "")
+    return out
+
+
+def _version_tuple(v):
+    return tuple(int(p) for p in re.findall(r"\d+", v)[:3])
+
+
+def _satisfies(version, spec):
+    """Whether `version` meets a specifier list of >=, <, == clauses (all the wheel uses)."""
+    for clause in spec.split(","):
+        op, v = re.match(r"(>=|<=|==|<|>)(.+)", clause).groups()
+        a, b = _version_tuple(version), _version_tuple(v)
+        if not {">=": a >= b, "<=": a <= b, "==": a == b, "<": a < b, ">": a > b}[op]:
+            return False
+    return True
+
+
+def test_every_dependency_is_a_bounded_range_holding_the_tested_version():
+    reqs = _requirements()
+    assert set(reqs) == {"kafka-python", "tqdm", "pyjks", "cryptography"}, reqs
+    for name, spec in reqs.items():
+        assert "==" not in spec, f"{name} is pinned ({spec}): the wheel names ranges"
+        assert re.search(r">=[\d.]+", spec) and re.search(r"<[\d.]+", spec), f"{name}: {spec} is not bounded both ways"
+        installed = metadata.version(name)
+        assert _satisfies(installed, spec), f"{name} {installed} (make test's pin) is outside {spec}"
+    assert reqs["kafka-python"] == ">=3.0.12,<4"
+
+
+def test_the_codec_store_and_file_readers_import_no_tool_dependency():
+    # A fresh interpreter (this one has pytest's and other tests' imports): use the codec, the
+    # store, the key parser, the file readers and the inspector on a real broker's segment file.
+    code = f"""
+import json, sys, rlmeta
+data = open({str(SEGMENT)!r}, "rb").read()
+records = list(rlmeta.read_records(data))
+values = [rlmeta.decode_value(r.value) for r in records if r.value is not None]
+assert values and all(rlmeta.encode_value(v) == r.value for v, r in zip(values, [r for r in records if r.value is not None]))
+store = rlmeta.Store()
+for r in records:
+    store.apply(r.offset, r.key, r.value)
+rlmeta.dump_log(data)
+print(json.dumps({{"records": len(records), "loaded": sorted(m for m in {TOOL_MODULES!r} if m in sys.modules)}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/",
+                         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["records"] > 0
+    assert got["loaded"] == [], f"import rlmeta pulled in {got['loaded']}"
+
+
+def test_the_tools_do_import_them_so_the_check_above_can_fail():
+    # The same probe on the CLI module sees kafka-python's import once a tool needs it: the list
+    # above is empty because the codec does not import them, not because the probe cannot see.
+    code = "import sys, rlmeta._kafka as k, kafka; print(sorted(m for m in ('kafka',) if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['kafka']"
