@@ -16,7 +16,7 @@
 #                       and the plugin's MBean read over JMX from broker 1's process; then a rolling upgrade at
 #                       level 0 (one stock TBRLMM broker, two plugin brokers)
 #   backfill-test       JUnit: a null-key history written by stock TBRLMM brokers, the brokers switched to the
-#                       plugin one by one, level 1: each leader backfills its partitions under KIP-1266 keys
+#                       plugin, level 1: each leader backfills its partitions under KIP-1266 keys
 #                       through a kill -9 and a leadership move mid-backfill; then Kafka's cleaner compacts the
 #                       topic and a restart rebuilds the same store (BackfillTest)
 #   secure-test         JUnit: the plugin on a secured single-node cluster (SASL_SSL SCRAM-SHA-512 and mTLS,

@@ -47,7 +47,7 @@ import dev.rlmeta.cluster.MetaTopic.Rec;
 
 /**
  * The plugin's backfill on a real 3-broker cluster: a null-key history written by stock TBRLMM
- * brokers (uploads and retention deletions), the brokers switched to the plugin one by one, the
+ * brokers (uploads and retention deletions), the brokers switched to the plugin, the
  * level moved to 1 as the migration tool does (cleanup.policy=compact,delete, then the level
  * records), and each partition's leader writes its segments again under their KIP-1266 keys.
  * Interrupted twice through a test hook (brokers 1 and 2 stop after 2 backfill records, in the
@@ -61,9 +61,9 @@ class BackfillTest {
     static final String TOPIC = "bf";
     static final String DELETED = "bf-del";
     static final int PARTITIONS = 3;
-    static final int RECORDS = 1200;
+    static final int RECORDS = 660;
     static final Pattern PAUSED = Pattern.compile("rlmeta test hook: backfill paused after \\d+ records, in \\S+:(\\S+)-(\\d+) ");
-    static final Pattern DONE = Pattern.compile("rlmeta RLMM backfilled \\S+:(\\S+)-(\\d+): (\\d+) segments, (\\d+) records");
+    static final Pattern DONE = Pattern.compile("rlmeta RLMM backfilled \\S+:(\\S+)-(\\d+): (\\d+) segments, (\\d+) records in (\\d+) ms");
 
     static void say(String fmt, Object... args) {
         System.out.printf("[scenario] " + fmt + "%n", args);
@@ -86,8 +86,8 @@ class BackfillTest {
             sized.put("retention.bytes", "49152");
             Uuid deletedId = Tiered.create(admin, DELETED, 1, 3, sized);
             Tiered.produce(c.bootstrap(), TOPIC, PARTITIONS, 0, RECORDS);
-            Tiered.produce(c.bootstrap(), DELETED, 1, 0, 400);
-            Tiered.awaitTiered(c, admin, TOPIC, PARTITIONS, 8, Duration.ofSeconds(180));
+            Tiered.produce(c.bootstrap(), DELETED, 1, 0, 300);
+            Tiered.awaitTiered(c, admin, TOPIC, PARTITIONS, 5, Duration.ofSeconds(180));
             KafkaCluster.await(DELETED + ": remote deletions", Duration.ofSeconds(120),
                     () -> Tiered.journalCount(c, "DELETE", DELETED, 0) >= 3);
             Thread.sleep(3000); // the last uploads' FINISHED records
@@ -100,13 +100,16 @@ class BackfillTest {
             say("stock history: %d null-key records, %d live segments, %d remote deletions", nullKeys,
                     stockLive.size(), Tiered.journalCount(c, "DELETE", DELETED));
 
-            // ---- brokers switched to the plugin one by one; brokers 1 and 2 with the interrupting hook
-            for (int b : List.of(1, 2, 3)) {
+            // ---- the brokers switched to the plugin (all at once: the rolling switch is the journey test's);
+            // brokers 1 and 2 with the interrupting hook
+            for (int b : List.of(3, 2, 1)) {
                 assertTrue(c.stopBroker(b), "broker " + b + " did not stop cleanly");
-                if (b != 3) {
-                    c.jvmOptions(b, List.of("-Drlmeta.test.hooks=true", "-Drlmeta.test.backfill.pause.after.records=2"));
-                }
-                c.restartBroker(b, Rlmm.PLUGIN_CLASS_PATH);
+            }
+            for (int b : List.of(1, 2)) {
+                c.jvmOptions(b, List.of("-Drlmeta.test.hooks=true", "-Drlmeta.test.backfill.pause.after.records=2"));
+            }
+            c.restartBrokers(List.of(1, 2, 3), Rlmm.PLUGIN_CLASS_PATH);
+            for (int b : List.of(1, 2, 3)) {
                 KafkaCluster.await("broker " + b + " plugin initialized", Duration.ofSeconds(60),
                         () -> !c.logLines(b, "rlmeta RLMM initialized on broker " + b).isEmpty());
             }
@@ -115,7 +118,7 @@ class BackfillTest {
             } catch (java.util.concurrent.ExecutionException e) {
                 KafkaCluster.log("preferred election: %s", e.getCause());
             }
-            Thread.sleep(3000);
+            Thread.sleep(1500); // several backfill checks at level 0
             for (int b : List.of(1, 2, 3)) {
                 assertTrue(c.logLines(b, "rlmeta RLMM backfilled").isEmpty(), "a backfill at level 0 on broker " + b);
             }
@@ -157,6 +160,7 @@ class BackfillTest {
             Set<String> done = new HashSet<>();
             int segments = 0;
             int records = 0;
+            long fastest = 0; // records/s of the fastest partition one leader backfilled without interruption
             for (int b : List.of(1, 2, 3)) {
                 for (String l : c.logLines(b, "rlmeta RLMM backfilled")) {
                     Matcher m = DONE.matcher(l);
@@ -164,6 +168,10 @@ class BackfillTest {
                     done.add(m.group(1) + "-" + m.group(2));
                     segments += Integer.parseInt(m.group(3));
                     records += Integer.parseInt(m.group(4));
+                    long ms = Long.parseLong(m.group(5));
+                    if (ms > 0) {
+                        fastest = Math.max(fastest, Integer.parseInt(m.group(4)) * 1000L / ms);
+                    }
                 }
             }
             KafkaCluster.await("a 'backfilled' line for every user partition", Duration.ofSeconds(30), () -> {
@@ -202,8 +210,9 @@ class BackfillTest {
             }
             say("backfill complete in %d ms after the level records (including the kill, the restart and the "
                     + "leadership move): %d keyed records in the topic for %d live segments; the leaders' lines "
-                    + "report %d segments, %d records; a replay without null keys == the full replay == the 3 "
-                    + "brokers' stores", backfillMs, backfillRecords, full.size(), segments, records);
+                    + "report %d segments, %d records (fastest partition: %d records/s, each round produced then "
+                    + "applied); a replay without null keys == the full replay == the 3 brokers' stores", backfillMs,
+                    backfillRecords, full.size(), segments, records, fastest);
 
             // ---- Kafka's cleaner compacts the topic for real; a restart rebuilds the same store
             admin.incrementalAlterConfigs(Map.of(meta, List.of(

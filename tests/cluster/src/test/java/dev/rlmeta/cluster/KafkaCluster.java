@@ -412,6 +412,20 @@ public final class KafkaCluster implements AutoCloseable {
         log("broker %d started again (%s)", id, rlmm);
     }
 
+    /** Starts stopped brokers again, all at once (with `rlmm` as their metadata manager), and waits until each is started. */
+    public void restartBrokers(List<Integer> ids, Rlmm rlmm) throws IOException {
+        Map<Integer, Long> before = new TreeMap<>();
+        for (int id : ids) {
+            before.put(id, startedLines(id));
+            rlmms.put(id, rlmm);
+            startNode(id);
+        }
+        for (int id : ids) {
+            awaitStarted(id, before.get(id) + 1);
+        }
+        log("brokers %s started again (%s)", ids, rlmm);
+    }
+
     public void restartBroker(int id) throws IOException {
         restartBroker(id, rlmms.get(id));
     }

@@ -91,6 +91,7 @@ final class Backfill implements Runnable {
         volatile boolean done;
         int segments;
         int records;
+        long firstWrite; // nanoTime of this term's first backfill record, 0 before it
         String lastRefusal;
     }
 
@@ -254,7 +255,9 @@ final class Backfill implements Runnable {
                 if (plan.size() == 0) {
                     term.done = true;
                     partitionsDone.incrementAndGet();
-                    log.info("rlmeta RLMM backfilled {}: {} segments, {} records", tp, term.segments, term.records);
+                    long ms = term.firstWrite == 0 ? 0 : (System.nanoTime() - term.firstWrite) / 1_000_000;
+                    log.info("rlmeta RLMM backfilled {}: {} segments, {} records in {} ms", tp, term.segments,
+                            term.records, ms);
                     return;
                 }
                 if (!produce(tp, mp, plan, term)) {
@@ -269,6 +272,9 @@ final class Backfill implements Runnable {
     /** Produces the plan in order and waits until this broker has applied it; false if it did not complete. */
     private boolean produce(TopicIdPartition tp, int mp, PlannedRecords plan, Term term) throws InterruptedException {
         KafkaProducer<byte[], byte[]> p = host.producer();
+        if (term.firstWrite == 0) {
+            term.firstWrite = System.nanoTime();
+        }
         List<Future<RecordMetadata>> sent = new ArrayList<>(plan.size());
         for (int i = 0; i < plan.size(); i++) {
             if (!host.leads(tp)) {
