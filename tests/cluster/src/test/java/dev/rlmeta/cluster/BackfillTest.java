@@ -208,6 +208,19 @@ class BackfillTest {
             for (int b : List.of(1, 2, 3)) {
                 awaitDumpEquals(c, b, topics, full);
             }
+            // the MBeans: nothing pending; what each JVM wrote, plus broker 1's 2 records before its kill,
+            // is every keyed record in the topic
+            long written = 2;
+            List<String> beans = new ArrayList<>();
+            for (int b : List.of(1, 2, 3)) {
+                Map<String, Object> m = backfillBean(c, b);
+                assertEquals(0, ((Number) m.get("BackfillPartitionsPending")).intValue(), "broker " + b + ": " + m);
+                written += ((Number) m.get("BackfillRecordsWritten")).longValue();
+                beans.add("broker " + b + " " + m);
+            }
+            assertEquals(after.stream().filter(r -> r.key() != null && !r.levelRecord()).count(), written,
+                    "the MBeans' BackfillRecordsWritten (+2 of the killed JVM) vs the keyed records: " + beans);
+            say("MBeans over JMX: %s", beans);
             say("backfill complete in %d ms after the level records (including the kill, the restart and the "
                     + "leadership move): %d keyed records in the topic for %d live segments; the leaders' lines "
                     + "report %d segments, %d records (fastest partition: %d records/s, each round produced then "
@@ -243,6 +256,28 @@ class BackfillTest {
                     broker, full.size(), TOPIC, n, (System.nanoTime() - t0) / 1_000_000_000L);
             assertFalse(full.isEmpty());
         }
+    }
+
+    /** The backfill attributes of broker b's dev.rlmeta:type=RemoteLogMetadataManager, read over JMX (attach API). */
+    static Map<String, Object> backfillBean(KafkaCluster c, int b) throws Exception {
+        javax.management.ObjectName name = new javax.management.ObjectName("dev.rlmeta:type=RemoteLogMetadataManager");
+        com.sun.tools.attach.VirtualMachine vm = com.sun.tools.attach.VirtualMachine.attach(Long.toString(c.pid(b)));
+        String address;
+        try {
+            address = vm.startLocalManagementAgent();
+        } finally {
+            vm.detach();
+        }
+        Map<String, Object> out = new TreeMap<>();
+        try (javax.management.remote.JMXConnector jmx = javax.management.remote.JMXConnectorFactory.connect(
+                new javax.management.remote.JMXServiceURL(address))) {
+            javax.management.MBeanServerConnection mbs = jmx.getMBeanServerConnection();
+            for (String a : List.of("BackfillRecordsWritten", "BackfillPartitionsPending", "BackfillPartitionsDone",
+                    "BackfillLastError")) {
+                out.put(a, mbs.getAttribute(name, a));
+            }
+        }
+        return out;
     }
 
     /** The partition the hook paused broker b's backfill in, or null. */

@@ -278,6 +278,7 @@ final class Backfill implements Runnable {
         List<Future<RecordMetadata>> sent = new ArrayList<>(plan.size());
         for (int i = 0; i < plan.size(); i++) {
             if (!host.leads(tp)) {
+                recordsWritten.addAndGet(sent.size()); // produced (or in flight): counted as written
                 return false; // leadership moved: the new leader plans what is left from its store
             }
             sent.add(p.send(new ProducerRecord<>(topic, mp, plan.keys[i], plan.values[i])));
