@@ -240,9 +240,13 @@ final class Backfill implements Runnable {
         }
         try {
             while (!host.closed() && host.leads(tp)) {
+                if (host.store() != s || !c.serving() || c.appliedOffset(mp) < term.catchUpTo) {
+                    return; // the store is being rebuilt from the topic: not before it is read again
+                }
                 PlannedRecords plan;
                 try {
-                    plan = host.store().planBackfill(msb, lsb, tp.partition(), host.knownLeaderEpoch(tp), level);
+                    // the store checked above: read to its end after this term began, not replaced since
+                    plan = s.planBackfill(msb, lsb, tp.partition(), host.knownLeaderEpoch(tp), level);
                 } catch (RlMetaException.InvalidState | RlMetaException.NotInitialized e) {
                     if (!e.getMessage().equals(term.lastRefusal)) {
                         log.warn("rlmeta RLMM backfill of {} refused (retried every {} ms): {}", tp, checkMs,
