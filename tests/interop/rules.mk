@@ -42,3 +42,31 @@ BINDING_TESTS += diff-test
 .PHONY: bench-kafka
 bench-kafka:
 	tests/interop/race/run.sh
+
+# cleaner-diff-test: rlmeta's compaction model (core/src/compaction.rs) against Kafka 4.4.0's own
+# UnifiedLog + Cleaner on real log directories (tests/interop/README.md, "Cleaner differential").
+# CleanerDiff writes CLEANER_N random logs (fixed seed) with the offsets Kafka kept at every clean;
+# rlmeta's conformance runner replays them into the model and must keep the same offsets.
+CLEANER_N     ?= 1000
+CLEANER_SEED  ?= 1266
+CLEANER_CHUNK ?= 2000
+CLEANER_FILE  := $(BUILD)/kafka-cleaner-diff.json
+
+.PHONY: cleaner-diff-test cleaner-diff
+cleaner-diff-test: $(CONFORMANCE) | $(BUILD)
+	$(call INTEROP_RUN,cleaner.CleanerDiff,$(CLEANER_N) $(CLEANER_SEED) $(CLEANER_FILE)) > $(CLEANER_FILE:.json=.log)
+	@head -1 $(CLEANER_FILE:.json=.log)
+	$(CONFORMANCE) $(CLEANER_FILE)
+
+# The long run (not part of make test): e.g. `make cleaner-diff CLEANER_N=100000`, in chunks of
+# CLEANER_CHUNK logs (cases first..first+chunk-1 of the same seed), stopping at the first failure.
+cleaner-diff: $(CONFORMANCE) | $(BUILD)
+	@set -e; first=0; while [ $$first -lt $(CLEANER_N) ]; do \
+	  n=$$(( $(CLEANER_N) - first < $(CLEANER_CHUNK) ? $(CLEANER_N) - first : $(CLEANER_CHUNK) )); \
+	  $(call INTEROP_RUN,cleaner.CleanerDiff,$$n $(CLEANER_SEED) $(CLEANER_FILE) --first $$first) > $(CLEANER_FILE:.json=.log); \
+	  head -1 $(CLEANER_FILE:.json=.log); \
+	  $(CONFORMANCE) $(CLEANER_FILE) | tail -1; \
+	  first=$$(( first + n )); \
+	done; echo "cleaner-diff: $(CLEANER_N) logs agree"
+
+BINDING_TESTS += cleaner-diff-test

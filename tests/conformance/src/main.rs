@@ -1,6 +1,6 @@
 //! `rlmeta-conformance [-v] [--emit] FILE...`: checks every case of conformance vector files
-//! (vectors README §1-6: values, invalid values, keys, partitioner, replay, write plans) against
-//! rlmeta and prints `N passed, M failed` as its last line; exits 1 on any failure. Failures are
+//! (vectors README §1-6: values, invalid values, keys, partitioner, replay, write plans; and
+//! `"kind": "cleaner"` cases from Kafka's own cleaner, see `cleaner.rs`) against rlmeta and prints `N passed, M failed` as its last line; exits 1 on any failure. Failures are
 //! listed on stderr. With `--emit`, plan scripts print their produced log on stdout (one
 //! `{"key", "value"}` object a line) and the tally goes to stderr, so stdout is the log alone.
 //!
@@ -8,6 +8,7 @@
 //! by rlmeta, for Kafka's own deserializer to check (tests/interop DecodeCheck).
 
 mod cases;
+mod cleaner;
 mod plan;
 mod replay;
 mod sample;
