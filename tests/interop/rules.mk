@@ -70,3 +70,19 @@ cleaner-diff: $(CONFORMANCE) | $(BUILD)
 	done; echo "cleaner-diff: $(CLEANER_N) logs agree"
 
 BINDING_TESTS += cleaner-diff-test
+
+# plan-property-test: the planner property against Kafka 4.4.0's store and cleaner (issue 22,
+# item 2). rlmeta's planner writes PLAN_N random broker lives (levels 0-2, fixed seed) through
+# `rlmeta-conformance --plan-logs`; PlanProperty replays each whole log in Kafka's store (it must
+# hold what the script meant) and, compacted by Kafka's cleaner after every record, checks that
+# every cut answers as the whole prefix does. Prints its counts; exit 1 names the failing log.
+PLAN_N    ?= 300
+PLAN_SEED ?= 1266
+PLAN_FILE := $(BUILD)/plan-property-logs.json
+
+.PHONY: plan-property-test
+plan-property-test: $(CONFORMANCE) | $(BUILD)
+	$(CONFORMANCE) --plan-logs $(PLAN_N) $(PLAN_SEED) > $(PLAN_FILE)
+	$(call INTEROP_RUN,diff.PlanProperty,$(PLAN_FILE))
+
+BINDING_TESTS += plan-property-test

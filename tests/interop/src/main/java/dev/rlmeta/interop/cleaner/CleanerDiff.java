@@ -126,7 +126,7 @@ public final class CleanerDiff {
      * A scratch directory for the logs, on tmpfs when there is one: the log flushes (fsync) at
      * every roll and cleaning, which on a shared disk costs far more than the cleaning itself.
      */
-    static Path workDir(String prefix) throws java.io.IOException {
+    public static Path workDir(String prefix) throws java.io.IOException {
         Path shm = Paths.get("/dev/shm");
         return Files.isDirectory(shm) && Files.isWritable(shm)
                 ? Files.createTempDirectory(shm, prefix)
@@ -148,7 +148,7 @@ public final class CleanerDiff {
         stats.merge(what, n, Long::sum);
     }
 
-    static Map<String, Object> config(String policy, long retentionMs, long lagMs, long deleteRetentionMs, long segmentMs) {
+    public static Map<String, Object> config(String policy, long retentionMs, long lagMs, long deleteRetentionMs, long segmentMs) {
         Map<String, Object> c = new LinkedHashMap<>();
         c.put("cleanup.policy", policy);
         c.put("retention.ms", Long.toString(retentionMs));

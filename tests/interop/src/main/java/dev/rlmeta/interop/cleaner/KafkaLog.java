@@ -130,7 +130,11 @@ public final class KafkaLog implements AutoCloseable {
     /** Cleaning rounds run and skipped (nothing dirty) so far. */
     int rounds, skipped;
 
-    KafkaLog(Path parent, Map<String, Object> config, long now) throws Exception {
+    public int rounds() {
+        return rounds;
+    }
+
+    public KafkaLog(Path parent, Map<String, Object> config, long now) throws Exception {
         clock.now = now;
         dir = Files.createTempDirectory(parent, "__remote_log_metadata-");
         // The directory name must parse as topic-partition.
@@ -159,19 +163,19 @@ public final class KafkaLog implements AutoCloseable {
     }
 
     /** Appends one record in its own batch as the leader; the high watermark follows (acks=all, one replica). */
-    long append(long timestampMs, byte[] key, byte[] value) throws IOException {
+    public long append(long timestampMs, byte[] key, byte[] value) throws IOException {
         long offset = log.logEndOffset();
         log.appendAsLeader(MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(timestampMs, key, value)), 0);
         log.updateHighWatermark(log.logEndOffset());
         return offset;
     }
 
-    void roll() throws IOException {
+    public void roll() throws IOException {
         log.roll();
     }
 
     /** Retention ({@code deleteOldSegments}, which follows the policy) then one cleaning round, at {@code now}. */
-    void clean(long now) throws Exception {
+    public void clean(long now) throws Exception {
         clock.now = now;
         log.deleteOldSegments();
         if (!log.config().compact) return;
@@ -197,7 +201,7 @@ public final class KafkaLog implements AutoCloseable {
     }
 
     /** The records the log holds as {offset, key, value} (for the planner property's replay). */
-    List<Object[]> records() throws IOException {
+    public List<Object[]> records() throws IOException {
         List<Object[]> out = new ArrayList<>();
         for (LogSegment s : log.logSegments()) {
             for (RecordBatch b : s.log().batches()) {
