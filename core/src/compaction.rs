@@ -103,8 +103,8 @@ struct Segment {
     records: Vec<LogRecord>,
     /// Timestamp of the segment's first batch, which starts its `segment.ms` roll timer.
     first_timestamp_ms: i64,
-    /// Largest timestamp of the batches the segment holds, counting an empty batch the cleaner
-    /// kept; `None` when it holds no batch (Kafka's size 0).
+    /// Largest timestamp of the batches the segment holds; `None` when it holds no batch
+    /// (Kafka's size 0).
     max_timestamp_ms: Option<i64>,
 }
 
@@ -273,10 +273,9 @@ impl Log {
     /// latest offset of each key is taken from the dirty range alone; every segment before its
     /// end is then rewritten into one (Kafka groups them up to `segment.bytes`, here
     /// `segment_records` records): a keyed record survives when no later dirty record has its
-    /// key, keyless records go, a tombstone also goes once its horizon has passed. The batch just
-    /// before the end survives empty, so its timestamp still counts for retention. A segment left
-    /// with no batch stays (Kafka would then use its file's modification time for retention;
-    /// this model keeps it until a later segment expires).
+    /// key, keyless records go, a tombstone also goes once its horizon has passed. A segment left
+    /// with no batch stays and holds retention back (Kafka would then use its file's modification
+    /// time; see docs/DIFFERENCES.md).
     fn compact(&mut self, now_ms: i64) {
         let start = self.log_start_offset();
         let first_dirty = self
@@ -317,7 +316,6 @@ impl Log {
         let latest: HashMap<Vec<u8>, i64> =
             latest.into_iter().map(|(k, o)| (k.to_vec(), o)).collect();
         let delete_retention = self.config.delete_retention_ms;
-        let last_batch = end - 1;
         let old: Vec<Segment> = self.segments.drain(..dirty_to).collect();
         let mut cleaned: Vec<Segment> = Vec::new();
         let mut group_records = usize::MAX;
@@ -343,7 +341,7 @@ impl Log {
                                 || self.horizons.get(&r.offset).is_none_or(|&h| now_ms < h))
                     }
                 };
-                if keep || r.offset == last_batch {
+                if keep {
                     dest.max_timestamp_ms = Some(
                         dest.max_timestamp_ms
                             .map_or(r.timestamp_ms, |m| m.max(r.timestamp_ms)),
@@ -463,9 +461,9 @@ mod tests {
     }
 
     #[test]
-    fn cleaned_segments_merge_and_the_last_batch_keeps_its_timestamp() {
+    fn cleaned_segments_merge_and_retention_waits_for_the_newest() {
         // Kafka rewrites every segment before the dirty range's end into one (up to
-        // segment.bytes), and keeps the round's last batch, emptied, so its timestamp stays.
+        // segment.bytes); retention then sees the merged segment's largest timestamp.
         let mut cfg = config(CleanupPolicy::CompactDelete);
         cfg.segment_ms = i64::MAX;
         cfg.retention_ms = 100;
@@ -474,14 +472,14 @@ mod tests {
         log.roll();
         log.append(50, k("b"), k("1"));
         log.roll();
-        log.append(90, None, k("x")); // the round's last batch: emptied, timestamp 90 stays
+        log.append(90, k("x"), k("1"));
         log.roll();
         log.append(95, k("c"), k("1"));
         log.clean(95);
-        assert_eq!(offsets(&log), vec![0, 1, 3]);
+        assert_eq!(offsets(&log), vec![0, 1, 2, 3]);
         // Alone, the segment of offset 0 would expire at 101; merged with 50 and 90 it waits.
         log.clean(150);
-        assert_eq!(offsets(&log), vec![0, 1, 3]);
+        assert_eq!(offsets(&log), vec![0, 1, 2, 3]);
         log.clean(191);
         assert_eq!(offsets(&log), vec![3]);
     }

@@ -32,6 +32,8 @@ public final class CleanerDiff {
     private CleanerDiff() {}
 
     static final HexFormat HEX = HexFormat.of();
+    /** {@code CLEANER_DIFF_TRACE=1}: print Kafka's segments (base, bytes, largest timestamp) at every clean. */
+    static final boolean TRACE = System.getenv("CLEANER_DIFF_TRACE") != null;
     static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     public static void main(String[] args) throws Exception {
@@ -111,6 +113,7 @@ public final class CleanerDiff {
                         ArrayNode k = o.putArray("kept");
                         kept.forEach(k::add);
                         ops.add(o);
+                        if (TRACE) System.err.println("clean at " + op.nowMs + ": " + log.segments() + " kept " + kept);
                         count(stats, "cleans");
                         count(stats, log.rounds > before ? "cleans: a cleaning round ran" : "cleans: nothing dirty");
                         count(stats, "kept offsets (summed over cleans)", kept.size());
