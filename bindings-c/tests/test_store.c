@@ -603,6 +603,9 @@ int plan_case(const json *c, char *why, size_t cap) {
     int64_t level;
     if (!events || events->type != JSON_ARRAY || !int64_of(json_get(c, "featureLevel"), 0, 2, &level))
         return snprintf(why, cap, "needs featureLevel and events"), 0;
+    /* A plan case is a regression example: without the log it must produce it checks nothing. */
+    if (!expect || expect->type != JSON_ARRAY)
+        return snprintf(why, cap, "a plan case needs \"expect\" (an array of the records it produces)"), 0;
     RlmetaStore *s = rlmeta_store_new();
     size_t produced = 0;
     int ok = 1;

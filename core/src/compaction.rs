@@ -1,12 +1,17 @@
 //! What Kafka's log cleaner and retention keep of a partition's log at a given time, so that any
 //! log can be compacted in memory and replayed.
 //!
-//! Owns: a log of `(offset, timestamp, key, value)` records split into segments as Kafka rolls
-//! them (`segment.ms`, a record-count stand-in for `segment.bytes`), time retention of whole
-//! segments (`delete` policy), and compaction (`compact` policy) as Kafka's `Cleaner` does it:
-//! only segments before the active one and before `min.compaction.lag.ms` are cleaned; there
-//! the latest record of each key survives; keyless records are discarded (the cleaner counts them
-//! as invalid and drops them); a tombstone survives one cleaning plus `delete.retention.ms`.
+//! Owns: a log of `(offset, timestamp, key, value)` records, one batch each, split into segments
+//! as Kafka rolls them (`segment.ms` by record timestamps, a record-count stand-in for
+//! `segment.bytes`, explicit rolls), time retention of whole segments (`delete` policy), and
+//! compaction (`compact` policy) as Kafka 4.4.0's `LogCleanerManager` and `Cleaner` do it: rounds
+//! that start at the cleaner checkpoint, stop before the active segment and
+//! `min.compaction.lag.ms`, keep the latest record of each key, drop keyless records, keep a
+//! tombstone until `delete.retention.ms` after the first round that kept it, and merge what they
+//! clean into one segment. Checked against Kafka's own classes by `make cleaner-diff-test`
+//! (tests/interop/src/main/java/dev/rlmeta/interop/cleaner). When the broker runs a round
+//! (`min.cleanable.dirty.ratio`, the cleaner's backoff) is not modelled: a round runs at every
+//! [`Log::clean`] that finds something dirty.
 //! Never: I/O or a clock (time is an argument).
 
 use std::collections::HashMap;
@@ -109,20 +114,31 @@ pub struct LogRecord {
     pub value: Option<Vec<u8>>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Segment {
+    /// Kafka's base offset: the log end offset when the segment was rolled, kept by cleaning.
+    base_offset: i64,
     records: Vec<LogRecord>,
-    /// Timestamp that started the segment's roll timer.
+    /// Timestamp of the segment's first batch, which starts its `segment.ms` roll timer.
     first_timestamp_ms: i64,
+    /// Largest timestamp of the batches the segment holds; `None` when it holds no batch
+    /// (Kafka's size 0).
+    max_timestamp_ms: Option<i64>,
 }
 
 impl Segment {
-    fn max_timestamp(&self) -> i64 {
-        self.records
-            .iter()
-            .map(|r| r.timestamp_ms)
-            .max()
-            .unwrap_or(i64::MIN)
+    fn new(base_offset: i64) -> Segment {
+        Segment {
+            base_offset,
+            records: Vec::new(),
+            first_timestamp_ms: 0,
+            max_timestamp_ms: None,
+        }
+    }
+
+    /// Holds at least one batch (Kafka: `size() > 0`).
+    fn holds_bytes(&self) -> bool {
+        self.max_timestamp_ms.is_some()
     }
 }
 
@@ -132,17 +148,21 @@ pub struct Log {
     config: TopicConfig,
     segments: Vec<Segment>,
     next_offset: i64,
-    /// Tombstone offset -> the time after which the cleaner may drop it (its delete horizon).
+    /// Tombstone offset -> the time from which the cleaner drops it: the `now` of the first
+    /// cleaning round that kept it plus `delete.retention.ms` (Kafka writes it into the batch).
     horizons: HashMap<i64, i64>,
+    /// The cleaner checkpoint: where the last cleaning round stopped (its first dirty offset next).
+    checkpoint: Option<i64>,
 }
 
 impl Log {
     pub fn new(config: TopicConfig) -> Log {
         Log {
             config,
-            segments: vec![Segment::default()],
+            segments: vec![Segment::new(0)],
             next_offset: 0,
             horizons: HashMap::new(),
+            checkpoint: None,
         }
     }
 
@@ -155,8 +175,9 @@ impl Log {
         self.config = config;
     }
 
-    /// Appends a record and returns its offset, rolling a new segment first when the active one
-    /// is full or older than `segment.ms`.
+    /// Appends a record (one batch) and returns its offset, rolling a new segment first when the
+    /// active one holds a batch and is full or its first batch is more than `segment.ms` older
+    /// than this one (Kafka's `LogSegment.shouldRoll`, no jitter).
     pub fn append(
         &mut self,
         timestamp_ms: i64,
@@ -164,19 +185,23 @@ impl Log {
         value: Option<Vec<u8>>,
     ) -> i64 {
         let roll = self.segments.last().is_none_or(|s| {
-            !s.records.is_empty()
+            s.holds_bytes()
                 && (s.records.len() >= self.config.segment_records
-                    || timestamp_ms.saturating_sub(s.first_timestamp_ms) >= self.config.segment_ms)
+                    || timestamp_ms.saturating_sub(s.first_timestamp_ms) > self.config.segment_ms)
         });
         if roll {
-            self.segments.push(Segment::default());
+            self.segments.push(Segment::new(self.next_offset));
         }
         let offset = self.next_offset;
         self.next_offset += 1;
         if let Some(seg) = self.segments.last_mut() {
-            if seg.records.is_empty() {
+            if !seg.holds_bytes() {
                 seg.first_timestamp_ms = timestamp_ms;
             }
+            seg.max_timestamp_ms = Some(
+                seg.max_timestamp_ms
+                    .map_or(timestamp_ms, |m| m.max(timestamp_ms)),
+            );
             seg.records.push(LogRecord {
                 offset,
                 timestamp_ms,
@@ -185,6 +210,14 @@ impl Log {
             });
         }
         offset
+    }
+
+    /// Rolls the active segment now, as Kafka does when it reaches `segment.bytes` (or an admin
+    /// asks); nothing happens while the active segment holds no batch.
+    pub fn roll(&mut self) {
+        if self.segments.last().is_none_or(Segment::holds_bytes) {
+            self.segments.push(Segment::new(self.next_offset));
+        }
     }
 
     /// The records that remain, in offset order.
@@ -200,7 +233,7 @@ impl Log {
         self.len() == 0
     }
 
-    /// Runs retention and then the cleaner as they would run at `now_ms`.
+    /// Runs retention and then one cleaning round as they would run at `now_ms`.
     pub fn clean(&mut self, now_ms: i64) {
         if self.config.cleanup_policy.deletes() {
             self.apply_retention(now_ms);
@@ -210,41 +243,89 @@ impl Log {
         }
     }
 
-    /// Deletes leading segments whose newest record is older than `retention.ms` (the active
-    /// segment too: Kafka rolls it first).
+    fn log_start_offset(&self) -> i64 {
+        self.segments
+            .first()
+            .map_or(self.next_offset, |s| s.base_offset)
+    }
+
+    /// Kafka's time retention (`UnifiedLog.deleteOldSegments`): deletes leading segments whose
+    /// largest timestamp is more than `retention.ms` before `now`, stopping at the first that is
+    /// not (or holds no batch); when every segment goes, the log rolls first.
     fn apply_retention(&mut self, now_ms: i64) {
         if self.config.retention_ms < 0 {
             return;
         }
-        let limit = now_ms.saturating_sub(self.config.retention_ms);
+        let retention = self.config.retention_ms;
         let expired = self
             .segments
             .iter()
-            .take_while(|s| !s.records.is_empty() && s.max_timestamp() < limit)
+            .take_while(|s| {
+                s.max_timestamp_ms
+                    .is_some_and(|m| now_ms.saturating_sub(m) > retention)
+            })
             .count();
+        if expired == 0 {
+            return;
+        }
         self.segments.drain(..expired);
         if self.segments.is_empty() {
-            self.segments.push(Segment::default());
+            self.segments.push(Segment::new(self.next_offset));
         }
+        let start = self.log_start_offset();
+        self.horizons.retain(|o, _| *o >= start);
     }
 
-    /// Kafka's cleaner over the cleanable segments: those before the active segment and before
-    /// the first segment holding a record newer than `min.compaction.lag.ms`.
+    /// Index of the segment holding `offset` (the last whose base offset is at most it).
+    fn floor_segment(&self, offset: i64) -> usize {
+        self.segments
+            .iter()
+            .rposition(|s| s.base_offset <= offset)
+            .unwrap_or(0)
+    }
+
+    /// One round of Kafka's cleaner (`LogCleanerManager.cleanableOffsets` then `Cleaner.doClean`).
+    /// The dirty range starts at the checkpoint (or the log start when retention passed it) and
+    /// ends before the active segment and before the first dirty segment whose largest timestamp
+    /// is within `min.compaction.lag.ms`; a round runs only when that range holds a batch. The
+    /// latest offset of each key is taken from the dirty range alone; every segment before its
+    /// end is then rewritten into one (Kafka groups them up to `segment.bytes`, here
+    /// `segment_records` records): a keyed record survives when no later dirty record has its
+    /// key, keyless records go, a tombstone also goes once its horizon has passed. A segment left
+    /// with no batch stays and holds retention back (Kafka would then use its file's modification
+    /// time; see docs/DIFFERENCES.md).
     fn compact(&mut self, now_ms: i64) {
-        let active = self.segments.len().saturating_sub(1);
-        let lag_limit = now_ms.saturating_sub(self.config.min_compaction_lag_ms);
-        let cleanable = self
-            .segments
+        let start = self.log_start_offset();
+        let first_dirty = self
+            .checkpoint
+            .filter(|&c| c >= start && c <= self.next_offset)
+            .unwrap_or(start);
+        let active = self.segments.len() - 1;
+        let mut uncleanable = self.segments[active].base_offset;
+        if self.config.min_compaction_lag_ms > 0 {
+            let limit = now_ms.saturating_sub(self.config.min_compaction_lag_ms);
+            if let Some(s) = self.segments[self.floor_segment(first_dirty)..active]
+                .iter()
+                .find(|s| s.max_timestamp_ms.is_none_or(|m| m > limit))
+            {
+                uncleanable = uncleanable.min(s.base_offset);
+            }
+        }
+        let end = uncleanable.max(first_dirty);
+        // The dirty segments: from the one holding the first dirty offset to the end.
+        let dirty_from = self.floor_segment(first_dirty.min(end));
+        let dirty_to = self.segments.partition_point(|s| s.base_offset < end);
+        if !self.segments[dirty_from..dirty_to.max(dirty_from)]
             .iter()
-            .take(active)
-            .take_while(|s| s.max_timestamp() <= lag_limit)
-            .count();
+            .any(Segment::holds_bytes)
+        {
+            return;
+        }
         let mut latest: HashMap<&[u8], i64> = HashMap::new();
-        for r in self
-            .segments
+        for r in self.segments[dirty_from..dirty_to]
             .iter()
-            .take(cleanable)
             .flat_map(|s| s.records.iter())
+            .filter(|r| r.offset >= first_dirty && r.offset < end)
         {
             if let Some(k) = &r.key {
                 latest.insert(k, r.offset);
@@ -253,34 +334,52 @@ impl Log {
         let latest: HashMap<Vec<u8>, i64> =
             latest.into_iter().map(|(k, o)| (k.to_vec(), o)).collect();
         let delete_retention = self.config.delete_retention_ms;
-        for seg in self.segments.iter_mut().take(cleanable) {
-            let horizons = &mut self.horizons;
-            seg.records.retain(|r| {
-                let Some(k) = &r.key else { return false };
-                if latest.get(k) != Some(&r.offset) {
-                    return false;
+        let old: Vec<Segment> = self.segments.drain(..dirty_to).collect();
+        let mut cleaned: Vec<Segment> = Vec::new();
+        let mut group_records = usize::MAX;
+        for seg in old {
+            let size = seg.records.len();
+            let start_group = cleaned.is_empty()
+                || group_records.saturating_add(size) > self.config.segment_records;
+            if start_group {
+                cleaned.push(Segment::new(seg.base_offset));
+                group_records = 0;
+            }
+            group_records = group_records.saturating_add(size);
+            let Some(dest) = cleaned.last_mut() else {
+                break;
+            };
+            for r in seg.records {
+                let keep = match &r.key {
+                    None => false,
+                    Some(k) => {
+                        let newest = r.offset >= latest.get(k).copied().unwrap_or(-1);
+                        newest
+                            && (r.value.is_some()
+                                || self.horizons.get(&r.offset).is_none_or(|&h| now_ms < h))
+                    }
+                };
+                if keep {
+                    dest.max_timestamp_ms = Some(
+                        dest.max_timestamp_ms
+                            .map_or(r.timestamp_ms, |m| m.max(r.timestamp_ms)),
+                    );
                 }
-                if r.value.is_some() {
-                    return true;
+                if keep {
+                    if r.value.is_none() {
+                        self.horizons
+                            .entry(r.offset)
+                            .or_insert_with(|| now_ms.saturating_add(delete_retention));
+                    }
+                    dest.records.push(r);
+                } else {
+                    self.horizons.remove(&r.offset);
                 }
-                let horizon = *horizons
-                    .entry(r.offset)
-                    .or_insert_with(|| now_ms.saturating_add(delete_retention));
-                now_ms < horizon
-            });
+            }
         }
-        // A set, not a scan of `latest` per horizon: with many keys and tombstones that scan was
-        // quadratic (the growth projection spent nearly all its time here).
-        let kept: std::collections::HashSet<i64> = latest.values().copied().collect();
-        self.horizons
-            .retain(|o, _| kept.contains(o) || *o >= self.next_offset);
-        // Empty closed segments disappear (the cleaner merges small segments).
-        let last = self.segments.len().saturating_sub(1);
-        let mut i = 0;
-        self.segments.retain(|s| {
-            i += 1;
-            i - 1 == last || !s.records.is_empty()
-        });
+        cleaned.append(&mut self.segments);
+        self.segments = cleaned;
+        self.checkpoint = Some(end);
     }
 }
 
@@ -328,10 +427,79 @@ mod tests {
         log.append(20, k("z"), k("1"));
         log.clean(30);
         assert_eq!(offsets(&log), vec![1, 2]);
+        log.append(40, k("y"), k("1")); // rolls: the segment at 20 becomes dirty
         log.clean(129);
-        assert_eq!(offsets(&log), vec![1, 2]);
+        assert_eq!(offsets(&log), vec![1, 2, 3]);
+        log.append(60, k("x"), k("1"));
         log.clean(130);
-        assert_eq!(offsets(&log), vec![2]);
+        assert_eq!(offsets(&log), vec![2, 3, 4]);
+    }
+
+    #[test]
+    fn a_past_horizon_waits_for_a_round_and_a_round_needs_something_dirty() {
+        // Kafka's Cleaner maps the dirty range only; with nothing dirty no round runs (the broker
+        // never picks the log), so an expired tombstone stays until new records are cleanable.
+        let mut log = Log::new(config(CleanupPolicy::Compact));
+        log.append(0, k("a"), k("1"));
+        log.append(1, k("a"), None);
+        log.append(20, k("z"), k("1"));
+        log.clean(30);
+        log.clean(500);
+        assert_eq!(
+            offsets(&log),
+            vec![1, 2],
+            "nothing dirty: the tombstone stays"
+        );
+        log.roll();
+        log.clean(501);
+        assert_eq!(
+            offsets(&log),
+            vec![2],
+            "the segment at 20 is dirty now: a round runs"
+        );
+    }
+
+    #[test]
+    fn segment_ms_rolls_only_past_the_limit() {
+        // LogSegment.shouldRoll: the new batch's timestamp minus the first batch's must exceed
+        // segment.ms; at exactly segment.ms the segment stays active.
+        let mut log = Log::new(config(CleanupPolicy::Compact));
+        log.append(0, k("a"), k("1"));
+        log.append(5, k("a"), k("2"));
+        log.append(10, k("a"), k("3"));
+        log.clean(100);
+        assert_eq!(
+            offsets(&log),
+            vec![0, 1, 2],
+            "one active segment: nothing cleans"
+        );
+        log.append(11, k("a"), k("4"));
+        log.clean(100);
+        assert_eq!(offsets(&log), vec![2, 3]);
+    }
+
+    #[test]
+    fn cleaned_segments_merge_and_retention_waits_for_the_newest() {
+        // Kafka rewrites every segment before the dirty range's end into one (up to
+        // segment.bytes); retention then sees the merged segment's largest timestamp.
+        let mut cfg = config(CleanupPolicy::CompactDelete);
+        cfg.segment_ms = i64::MAX;
+        cfg.retention_ms = 100;
+        let mut log = Log::new(cfg);
+        log.append(0, k("a"), k("1"));
+        log.roll();
+        log.append(50, k("b"), k("1"));
+        log.roll();
+        log.append(90, k("x"), k("1"));
+        log.roll();
+        log.append(95, k("c"), k("1"));
+        log.clean(95);
+        assert_eq!(offsets(&log), vec![0, 1, 2, 3]);
+        // Alone, the segment of offset 0 would expire at 101; merged with 50 and 90 it waits.
+        log.clean(150);
+        assert_eq!(offsets(&log), vec![0, 1, 2, 3]);
+        log.clean(191);
+        assert_eq!(offsets(&log), vec![3]);
     }
 
     #[test]

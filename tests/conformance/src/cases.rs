@@ -74,6 +74,7 @@ fn run_case(case: &Json) -> (&'static str, Result<(), String>) {
         Some("value") => ("value", value_case(case)),
         Some("replay") => ("replay", crate::replay::replay_case(case)),
         Some("plan") => ("plan", crate::plan::plan_case(case)),
+        Some("cleaner") => ("cleaner", crate::cleaner::cleaner_case(case)),
         Some(other) => (
             "unsupported",
             Err(format!(

@@ -1,14 +1,19 @@
 //! `rlmeta-conformance [-v] [--emit] FILE...`: checks every case of conformance vector files
-//! (vectors README §1-6: values, invalid values, keys, partitioner, replay, write plans) against
-//! rlmeta and prints `N passed, M failed` as its last line; exits 1 on any failure. Failures are
+//! (vectors README §1-6: values, invalid values, keys, partitioner, replay, write plans; and
+//! `"kind": "cleaner"` cases from Kafka's own cleaner, see `cleaner.rs`) against rlmeta and prints `N passed, M failed` as its last line; exits 1 on any failure. Failures are
 //! listed on stderr. With `--emit`, plan scripts print their produced log on stdout (one
 //! `{"key", "value"}` object a line) and the tally goes to stderr, so stdout is the log alone.
 //!
 //! `rlmeta-conformance --sample N SEED`: prints a value-vector file of N random records encoded
 //! by rlmeta, for Kafka's own deserializer to check (tests/interop DecodeCheck).
+//!
+//! `rlmeta-conformance --plan-logs N SEED`: prints N random logs written by rlmeta's planner, for
+//! the planner property against Kafka's store and cleaner (tests/interop PlanProperty).
 
 mod cases;
+mod cleaner;
 mod plan;
+mod planlogs;
 mod replay;
 mod sample;
 
@@ -22,12 +27,26 @@ fn main() -> ExitCode {
         println!("{}", sample::sample_file(n, seed));
         return ExitCode::SUCCESS;
     }
+    if args.first().map(String::as_str) == Some("--plan-logs") {
+        let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(300);
+        let seed = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+        return match planlogs::plan_logs(n, seed) {
+            Ok(file) => {
+                print!("{file}");
+                ExitCode::SUCCESS
+            }
+            Err(why) => {
+                eprintln!("plan-logs: {why}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let verbose = args.iter().any(|a| a == "-v" || a == "--verbose");
     let emit = args.iter().any(|a| a == "--emit");
     let files: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     if files.is_empty() {
         eprintln!(
-            "usage: rlmeta-conformance [-v] FILE...   |   rlmeta-conformance --sample N SEED"
+            "usage: rlmeta-conformance [-v] FILE...   |   rlmeta-conformance --sample N SEED   |   rlmeta-conformance --plan-logs N SEED"
         );
         return ExitCode::from(2);
     }

@@ -1,6 +1,6 @@
 //! Write-plan scripts (vectors README §6): every event planned at the script's feature level
 //! from an empty store, the planned records fed back through replay, and the produced log
-//! compared with `expect` when present, or printed with `--emit`.
+//! compared with `expect`, which every plan case must have (`--emit` prints the produced log instead).
 
 use rlmeta::cache::Store;
 use rlmeta::feature::MetadataLevel;
@@ -34,11 +34,14 @@ pub fn run_plan(case: &Json) -> Result<Vec<Json>, String> {
     Ok(log)
 }
 
-/// Checks the produced log against `expect`, record for record, when the script has one.
+/// Checks the produced log against `expect`, record for record. A case without `expect` is an
+/// error: a plan case is a regression example, and without its log it would check nothing.
 pub fn plan_case(case: &Json) -> Result<(), String> {
     let log = run_plan(case)?;
     match case.get("expect") {
-        None => Ok(()),
+        None => {
+            Err("a plan case needs \"expect\" (the records it produces); --emit prints them".into())
+        }
         Some(Json::Array(expect)) if *expect == log => Ok(()),
         Some(expect) => Err(format!(
             "produced log differs:\n  got      {}\n  expected {expect}",
