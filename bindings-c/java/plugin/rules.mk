@@ -18,6 +18,11 @@
 #   secure-test         JUnit: the plugin on a secured single-node cluster (SASL_SSL SCRAM-SHA-512 and mTLS,
 #                       StandardAuthorizer, no ACL = denied) under least privilege: missing ACLs and a wrong
 #                       password named once, recovery once fixed without a restart, tiering (SecurePluginTest)
+#   soak-test           the fault campaign for 3 minutes with seed 19 (SoakTest): kill -9, SIGTERM and restart,
+#                       preferred elections, reassignments, SIGSTOP pauses, a metadata-topic compaction, a restart of
+#                       all brokers, under produce load and retention, the invariants checked every minute and at the end
+#   soak                the same campaign for SOAK_MINUTES (default 30) with SOAK_SEED (default: the time) (not
+#                       part of make test); its summary line gives faults by kind, records and checks
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
 #   cluster-test-3.9    the same cluster scenarios on Kafka 3.9.2 brokers (not part of make test: 3.5 minutes more)
 #   cluster-test KAFKA_VERSION=X   the cluster scenarios on brokers of any other Kafka (not part of make test)
@@ -38,7 +43,7 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 
-.PHONY: plugin plugin-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
+.PHONY: soak soak-test plugin plugin-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
 
 PLUGIN_NATIVES := $(BUILD)/plugin-natives
 
@@ -99,6 +104,25 @@ secure-test: plugin
 	$(call cluster_run,SecurePluginTest,secure-test,$(PLUGIN_JAR))
 
 
+# $(call soak_run,<minutes>,<seed>,<label>): SoakTest on a fresh cluster; its [soak] lines, and the log on failure
+SOAK_MINUTES ?= 30
+SOAK_SEED    ?=
+define soak_run
+	@rm -rf $(CLUSTER_REPORTS)
+	@seed=$(2); seed=$${seed:-$$(date +%s)}; echo "$(3): $(1) minutes, seed $$seed"; \
+	  RLMETA_CLUSTER_TIMEOUT=$$(( $(1) * 60 + 900 )) $(CLUSTER_DIR)/run.sh SoakTest $(PLUGIN_JAR) \
+	    -Drlmeta.soak.minutes=$(1) -Drlmeta.soak.seed=$$seed >$(BUILD)/$(3).log 2>&1 \
+	  || { grep '^\[soak\]' $(BUILD)/$(3).log; tail -n 60 $(BUILD)/$(3).log; \
+	       echo "FAILED: $(3) (seed $$seed; log $(BUILD)/$(3).log, broker logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; }
+	@grep '^\[soak\]\|^\[cluster\]' $(BUILD)/$(3).log
+endef
+
+soak-test: plugin
+	$(call soak_run,3,19,soak-test)
+
+soak: plugin
+	$(call soak_run,$(SOAK_MINUTES),$(SOAK_SEED),soak)
+
 # The class path of a stock broker of a Kafka version (jars cached in ~/.m2; the list under build/)
 $(KAFKA_BROKERS)/%.classpath:
 	@mkdir -p $(KAFKA_BROKERS)
@@ -124,7 +148,7 @@ version-matrix-test: plugin $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS)/$(v).cl
 	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ] || [ $$linked -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
 	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; fi
 
-BINDING_TESTS += plugin-test cluster-test secure-test version-matrix-test
+BINDING_TESTS += plugin-test cluster-test secure-test version-matrix-test soak-test
 
 # The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
 # TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.
