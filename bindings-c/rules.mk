@@ -98,15 +98,18 @@ bench-jni: | $(BUILD)
 	@RLMETA_BENCH_DIR=$(CURDIR)/$(BENCH_JNI_DIR) $(CARGO) bench -q -p rlmeta-c --bench apply -- $(BENCH_JNI_BATCH) $(BENCH_JNI_ROUNDS)
 
 # Lookup latency while a large bootstrap is applied, the plugin's locking before (one lock around each
-# poll's apply and every lookup) and after (the store's own read-write lock, chunked applies); not a test.
-BENCH_LOOKUP_POLL    ?= 5000
-BENCH_LOOKUP_READERS ?= 2
+# poll's apply and every lookup, as at 7946944) and after (the store's own read-write lock, chunked
+# applies); not a test. Each of BENCH_LOOKUP_REPLAYS bootstraps replays 1,092,000 records (13,900
+# segments in each of 20 partitions) into a fresh store. The library is the plugin's release one (natives).
+BENCH_LOOKUP_POLL     ?= 5000
+BENCH_LOOKUP_READERS  ?= 2
+BENCH_LOOKUP_SEGMENTS ?= 13900
+BENCH_LOOKUP_REPLAYS  ?= 3
 .PHONY: bench-lookups
-bench-lookups: | $(BUILD)
-	@$(CARGO) build -q --release -p rlmeta-c
+bench-lookups: natives | $(BUILD)
 	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never test-compile -Dmaven.antrun.skip=true
 	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
-	  -Dexec.args="-cp %classpath -Drlmeta.library.path=$(CURDIR)/target/release/librlmeta_c.so dev.rlmeta.bench.LookupLatencyBenchmark $(BENCH_LOOKUP_POLL) 1024 $(BENCH_LOOKUP_READERS)"
+	  -Dexec.args="-cp %classpath -Drlmeta.library.path=$(CURDIR)/$(X_LIBDIR_x86_64)/librlmeta_c.so dev.rlmeta.bench.LookupLatencyBenchmark $(BENCH_LOOKUP_POLL) 1024 $(BENCH_LOOKUP_READERS) $(BENCH_LOOKUP_SEGMENTS) $(BENCH_LOOKUP_REPLAYS)"
 
 BINDING_TESTS += c-test jni-test
 

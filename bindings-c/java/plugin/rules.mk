@@ -11,7 +11,8 @@
 #                       its level from cleanup.policy once no level record is left (PluginPolicyLevelTest), and
 #                       faults injected into a live instance: a failed apply, a panic in the core, a dead consumer
 #                       thread each stop serving and rebuild; reads during a large apply; close at any moment of
-#                       the start leaks nothing (PluginFaultTest)
+#                       the start leaks nothing (PluginFaultTest); the MBean's attributes as Kafka 4.4.0's own
+#                       metrics (KIP-877, the jar in libs/), read over JMX (PluginMonitorableTest)
 #   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/),
 #                       and the plugin's MBean read over JMX from broker 1's process; then a rolling upgrade at
 #                       level 0 (one stock TBRLMM broker, two plugin brokers)
@@ -22,6 +23,11 @@
 #   secure-test         JUnit: the plugin on a secured single-node cluster (SASL_SSL SCRAM-SHA-512 and mTLS,
 #                       StandardAuthorizer, no ACL = denied) under least privilege: missing ACLs and a wrong
 #                       password named once, recovery once fixed without a restart, tiering (SecurePluginTest)
+#   soak-test           the fault campaign for 3 minutes with seed 19 (SoakTest): kill -9, SIGTERM and restart,
+#                       preferred elections, reassignments, SIGSTOP pauses, a metadata-topic compaction, a restart of
+#                       all brokers, under produce load and retention, the invariants checked every minute and at the end
+#   soak                the same campaign for SOAK_MINUTES (default 30) with SOAK_SEED (default: the time) (not
+#                       part of make test); its summary line gives faults by kind, records and checks
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
 #   cluster-test-3.9    the same cluster scenarios on Kafka 3.9.2 brokers (not part of make test: 3.5 minutes more)
 #   cluster-test KAFKA_VERSION=X   the cluster scenarios on brokers of any other Kafka (not part of make test)
@@ -30,7 +36,7 @@ PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
 CLUSTER_DIR     := tests/cluster
 CLUSTER_REPORTS := $(CLUSTER_DIR)/target/surefire-reports
 CLUSTER_TESTS   := PluginClusterTest,RollingUpgradeTest
-PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest,PluginFaultTest
+PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest,PluginFaultTest,PluginMonitorableTest
 PLUGIN_REPORTS  := $(PLUGIN_DIR)/target/surefire-reports
 # the latest patch of each minor that resolves from Maven Central (3.7.3, 3.8.2, 4.0.3, 4.1.3, 4.2.3, 4.4.1 do not)
 KAFKA_MATRIX    ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.2 4.3.2 4.4.0
@@ -42,7 +48,7 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 
-.PHONY: plugin plugin-test backfill-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
+.PHONY: soak soak-test plugin plugin-test backfill-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
 
 PLUGIN_NATIVES := $(BUILD)/plugin-natives
 
@@ -106,6 +112,25 @@ secure-test: plugin
 	$(call cluster_run,SecurePluginTest,secure-test,$(PLUGIN_JAR))
 
 
+# $(call soak_run,<minutes>,<seed>,<label>): SoakTest on a fresh cluster; its [soak] lines, and the log on failure
+SOAK_MINUTES ?= 30
+SOAK_SEED    ?=
+define soak_run
+	@rm -rf $(CLUSTER_REPORTS)
+	@seed=$(2); seed=$${seed:-$$(date +%s)}; echo "$(3): $(1) minutes, seed $$seed"; \
+	  RLMETA_CLUSTER_TIMEOUT=$$(( $(1) * 60 + 900 )) $(CLUSTER_DIR)/run.sh SoakTest $(PLUGIN_JAR) \
+	    -Drlmeta.soak.minutes=$(1) -Drlmeta.soak.seed=$$seed >$(BUILD)/$(3).log 2>&1 \
+	  || { grep '^\[soak\]' $(BUILD)/$(3).log; tail -n 60 $(BUILD)/$(3).log; \
+	       echo "FAILED: $(3) (seed $$seed; log $(BUILD)/$(3).log, broker logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; }
+	@grep '^\[soak\]\|^\[cluster\]' $(BUILD)/$(3).log
+endef
+
+soak-test: plugin
+	$(call soak_run,3,19,soak-test)
+
+soak: plugin
+	$(call soak_run,$(SOAK_MINUTES),$(SOAK_SEED),soak)
+
 # The class path of a stock broker of a Kafka version (jars cached in ~/.m2; the list under build/)
 $(KAFKA_BROKERS)/%.classpath:
 	@mkdir -p $(KAFKA_BROKERS)
@@ -131,7 +156,7 @@ version-matrix-test: plugin $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS)/$(v).cl
 	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ] || [ $$linked -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
 	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; fi
 
-BINDING_TESTS += plugin-test cluster-test backfill-test secure-test version-matrix-test
+BINDING_TESTS += plugin-test cluster-test backfill-test secure-test version-matrix-test soak-test
 
 # The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
 # TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.

@@ -111,11 +111,16 @@ public final class ApplyBenchmark {
 
     /** Every segment of every partition uploaded, all but the newest LIVE deleted, interleaved. */
     static List<Rec> history() {
+        return history(SEGMENTS);
+    }
+
+    /** As {@link #history()} with `segments` segments a partition (20 * (4 * segments - 2 * LIVE) records). */
+    static List<Rec> history(int segments) {
         RemoteLogMetadataSerde serde = new RemoteLogMetadataSerde();
         Uuid topicId = new Uuid(0x0123456789abcdefL, 0x7edcba9876543210L);
         String topic = "orders.events-eu-west";
         List<Rec> out = new ArrayList<>();
-        for (int s = 0; s < SEGMENTS; s++) {
+        for (int s = 0; s < segments; s++) {
             for (int p = 0; p < PARTITIONS; p++) {
                 TopicIdPartition tp = new TopicIdPartition(topicId, new TopicPartition(topic, p));
                 out.add(segment(serde, tp, s, RemoteLogSegmentState.COPY_SEGMENT_STARTED));

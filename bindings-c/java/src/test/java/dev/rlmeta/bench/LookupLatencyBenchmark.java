@@ -9,9 +9,12 @@ import java.util.SplittableRandom;
 
 /**
  * Lookup latency while a large bootstrap is applied (not a test; {@code make bench-lookups}): the
- * plugin's locking before and after issue 19, on the real store and ApplyBenchmark's history
- * (about 180,000 records, 20 partitions) replayed 8 times, each into a fresh store, in one JVM
- * without Kafka.
+ * plugin's locking before and after issue 19, on the real store and ApplyBenchmark's history (20
+ * partitions, {@code segments} segments each: 13,900 give 1,092,000 records) replayed
+ * {@code replays} times, each into a fresh store (a bootstrap), in one JVM without Kafka. The
+ * "before" is the old code path reproduced here, not the old jar: the plugin at 7946944 held one
+ * monitor (storeLock) around each poll's whole apply (MetadataConsumer.apply) and around every
+ * lookup; that is what {@code global-lock} does.
  *
  * <ul>
  *   <li>{@code global-lock} (before): one monitor held around each poll's whole apply and around
@@ -25,7 +28,8 @@ import java.util.SplittableRandom;
  * {@code segmentFor} on random initialized partitions, one every 200 us each; each lookup's time
  * from when it was due to its answer is recorded (so a lookup held up by a lock counts for every
  * lookup queued behind it: no coordinated omission). Printed: lookups, p50, p99, p99.9, max, and the replay's wall time. A warm-up round of
- * each mode runs first. Arguments: poll, chunk, readers.
+ * each mode runs first. Arguments: poll, chunk, readers, and optionally segments (default 2,500:
+ * about 180,000 records) and replays (default 8).
  */
 public final class LookupLatencyBenchmark {
     static final long MSB = 0x0123456789abcdefL;
@@ -40,11 +44,14 @@ public final class LookupLatencyBenchmark {
         int poll = Integer.parseInt(args[0]);
         int chunk = Integer.parseInt(args[1]);
         int readers = Integer.parseInt(args[2]);
-        List<Rec> history = ApplyBenchmark.history();
+        segments = args.length > 3 ? Integer.parseInt(args[3]) : ApplyBenchmark.SEGMENTS;
+        replays = args.length > 4 ? Integer.parseInt(args[4]) : 8;
+        List<Rec> history = ApplyBenchmark.history(segments);
         List<List<Call>> whole = polls(history, poll, poll);
         List<List<Call>> chunked = polls(history, poll, chunk);
-        System.out.printf("[bench] %d records in polls of %d; %d reader thread(s); chunks of %d after%n", history.size(),
-                poll, readers, chunk);
+        System.out.printf("[bench] %d records (%d partitions of %d segments) replayed %d times, each into a fresh store, "
+                + "in polls of %d; %d reader thread(s); chunks of %d after%n", history.size(), ApplyBenchmark.PARTITIONS,
+                segments, replays, poll, readers, chunk);
         for (int round = 0; round < 2; round++) {
             String warm = round == 0 ? " (warm-up)" : "";
             run("global-lock" + warm, whole, readers, true);
@@ -105,7 +112,7 @@ public final class LookupLatencyBenchmark {
                     long next = System.nanoTime();
                     while (!done.get() && counts[me] < samples[me].length) {
                         int p = random.nextInt(ApplyBenchmark.PARTITIONS);
-                        long offset = random.nextLong(ApplyBenchmark.SEGMENTS * 1_000L);
+                        long offset = random.nextLong(segments * 1_000L);
                         // a lookup every INTERVAL_NS, timed from when it was due (no coordinated
                         // omission: a lookup held up delays the ones due after it, and they count it)
                         next += INTERVAL_NS;
@@ -133,7 +140,7 @@ public final class LookupLatencyBenchmark {
                 t.start();
             }
             long t0 = System.nanoTime();
-            for (int replay = 0; replay < REPLAYS; replay++) {
+            for (int replay = 0; replay < replays; replay++) {
                 MetadataStore store = replay == 0 ? current.get() : fresh();
                 MetadataStore old = current.getAndSet(store);
                 if (old != store) {
@@ -173,7 +180,8 @@ public final class LookupLatencyBenchmark {
         }
     }
 
-    static final int REPLAYS = 8;
+    static int segments;
+    static int replays;
 
     static MetadataStore fresh() {
         MetadataStore store = new MetadataStore();

@@ -10,9 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -21,12 +19,10 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -93,33 +89,15 @@ class PluginClusterTest {
     }
 
     static void alter(String topic, Map<String, String> set) throws Exception {
-        List<AlterConfigOp> ops = set.entrySet().stream()
-                .map(e -> new AlterConfigOp(new ConfigEntry(e.getKey(), e.getValue()), AlterConfigOp.OpType.SET)).toList();
-        admin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), ops)).all()
-                .get(30, TimeUnit.SECONDS);
+        ClusterChecks.alter(admin, topic, set);
     }
 
-    /** Removes topic config overrides and waits until the cluster describes none of them (the defaults apply). */
     static void unset(String topic, Set<String> keys) throws Exception {
-        List<AlterConfigOp> ops = keys.stream()
-                .map(k -> new AlterConfigOp(new ConfigEntry(k, ""), AlterConfigOp.OpType.DELETE)).toList();
-        ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-        admin.incrementalAlterConfigs(Map.of(res, ops)).all().get(30, TimeUnit.SECONDS);
-        // brokers learn of the change from the metadata log, a moment later
-        KafkaCluster.await(topic + ": overrides " + keys + " gone", Duration.ofSeconds(30), () -> {
-            try {
-                Config cfg = admin.describeConfigs(List.of(res)).all().get(30, TimeUnit.SECONDS).get(res);
-                return cfg.entries().stream().noneMatch(e -> keys.contains(e.name())
-                        && e.source() == ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG);
-            } catch (Exception e) {
-                return false;
-            }
-        });
+        ClusterChecks.unset(admin, topic, keys);
     }
 
     /** The overrides (d) sets on the metadata topic so that Kafka's log cleaner compacts it within seconds. */
-    static final Map<String, String> FAST_CLEANER = Map.of("segment.ms", "3000", "min.cleanable.dirty.ratio", "0.01",
-            "delete.retention.ms", "2000", "min.compaction.lag.ms", "0");
+    static final Map<String, String> FAST_CLEANER = ClusterChecks.FAST_CLEANER;
 
     /**
      * Fails unless the metadata topic is back on the broker defaults, which roll a segment after 7
@@ -136,11 +114,7 @@ class PluginClusterTest {
     }
 
     static JsonNode dump(int broker) {
-        try {
-            return MetaTopic.json(Files.readString(c.dumpFile(broker)));
-        } catch (java.io.IOException e) {
-            throw new AssertionError("broker " + broker + " wrote no dump at " + c.dumpFile(broker));
-        }
+        return ClusterChecks.dump(c, broker);
     }
 
     static long counter(int broker, String name) {
@@ -163,24 +137,12 @@ class PluginClusterTest {
         return MetaTopic.read(c.bootstrap()).stream().filter(r -> r.isFor(topicId.toString())).toList();
     }
 
-    /** The journal's segment ids of a kind (COPY/DELETE) for a topic. */
     static Set<String> journalSegments(String kind, String topic) {
-        return c.journal().stream().filter(l -> l.startsWith(kind + " ") && l.contains(":" + topic + "-"))
-                .map(l -> l.split(" ")[2]).collect(Collectors.toCollection(TreeSet::new));
+        return ClusterChecks.journalSegments(c, kind, topic);
     }
 
-    /** Remote segment directories of a topic's partitions that exist now. */
     static Set<String> remoteSegmentDirs(String topic) throws java.io.IOException {
-        Set<String> out = new TreeSet<>();
-        try (Stream<Path> parts = Files.list(c.remoteDir())) {
-            for (Path p : parts.filter(Files::isDirectory).filter(p -> p.getFileName().toString().startsWith(topic + "-")).toList()) {
-                try (Stream<Path> segs = Files.list(p)) {
-                    segs.filter(Files::isDirectory).map(s -> s.getFileName().toString())
-                            .filter(n -> !n.endsWith(".tmp")).forEach(out::add);
-                }
-            }
-        }
-        return out;
+        return ClusterChecks.remoteSegmentDirs(c, topic);
     }
 
     // ------------------------------------------------------------------ scenarios
@@ -382,37 +344,12 @@ class PluginClusterTest {
                 keyEpochs, n, oldLeader);
     }
 
-    /** True when some metadata partition holds fewer records than its offset range: the cleaner removed some. */
     static boolean compacted() {
-        List<Rec> all = MetaTopic.read(c.bootstrap());
-        Map<Integer, Long> count = new HashMap<>();
-        Map<Integer, Long> last = new HashMap<>();
-        for (Rec r : all) {
-            count.merge(r.partition(), 1L, Long::sum);
-            last.merge(r.partition(), r.offset(), Math::max);
-        }
-        return count.entrySet().stream().anyMatch(e -> e.getValue() < last.get(e.getKey()) + 1);
+        return ClusterChecks.compacted(c.bootstrap());
     }
 
     static void awaitQuiet(Duration quiet, Duration limit) {
-        long deadline = System.nanoTime() + limit.toNanos();
-        int lines = c.journal().size();
-        long since = System.nanoTime();
-        while (System.nanoTime() - since < quiet.toNanos()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("remote storage never went quiet for " + quiet.toSeconds() + " s");
-            }
-            try {
-                Thread.sleep(500);
-            } catch (InterruptedException e) {
-                throw new AssertionError(e);
-            }
-            int now = c.journal().size();
-            if (now != lines) {
-                lines = now;
-                since = System.nanoTime();
-            }
-        }
+        ClusterChecks.awaitQuiet(c, quiet, limit);
     }
 
     @Test
@@ -447,22 +384,7 @@ class PluginClusterTest {
         assertEquals(before, atClose, "the store changed between the quiet point and the stop");
         Files.delete(c.dumpFile(broker));
         c.restartBroker(broker);
-        Map<TopicPartition, Long> ends = Tiered.offsets(admin, MetaTopic.NAME, 3, OffsetSpec.latest());
-        KafkaCluster.await("broker " + broker + " read the compacted topic to its end", Duration.ofSeconds(90), () -> {
-            if (!Files.exists(c.dumpFile(broker))) {
-                return false;
-            }
-            JsonNode d = dump(broker);
-            boolean assigned = false; // a dump written before the consumer's first assignment has none
-            for (int p = 0; p < 3; p++) {
-                long pos = d.get("positions").get(p).asLong();
-                if (pos >= 0 && pos < ends.get(new TopicPartition(MetaTopic.NAME, p))) {
-                    return false;
-                }
-                assigned |= pos >= 0;
-            }
-            return assigned;
-        });
+        ClusterChecks.awaitCaughtUp(c, admin, broker, Duration.ofSeconds(90));
         Thread.sleep(2500);
         JsonNode after = dump(broker).get("store");
         assertEquals(before, after, "broker " + broker + " rebuilt a different state from the compacted topic");
@@ -508,20 +430,6 @@ class PluginClusterTest {
                 + "records read back from 0)", topic, copied.size(), tombstones, otherAfter.size(), n);
     }
 
-    /** A topic's segments in a broker's dump: "id state start-end", by start offset. */
-    static List<String> dumpedSegments(int broker, Uuid topicId) {
-        List<String> out = new ArrayList<>();
-        for (JsonNode p : dump(broker).get("store").get("partitions")) {
-            if (p.get("topicIdPartition").get("id").asText().equals(topicId.toString())) {
-                for (JsonNode s : p.get("segments")) {
-                    out.add(s.get("id").asText() + " " + s.get("state").asInt() + " " + s.get("startOffset").asLong()
-                            + "-" + s.get("endOffset").asLong());
-                }
-            }
-        }
-        return out;
-    }
-
     /** A HOLD-COPY / HOLD-DELETE line of the file RSM's journal: the segment held and the broker holding it. */
     record Held(String segmentId, long start, long end, String broker) {}
 
@@ -546,114 +454,12 @@ class PluginClusterTest {
         return recs.stream().anyMatch(r -> r.apiKey() == apiKey && r.state() == state && segmentId.equals(segmentId(r)));
     }
 
-    /**
-     * Checks what every broker's dump holds for a topic after a kill and restart: the same segments on
-     * the 3 brokers, finished segments (state 1) never overlapping, no segment left DELETE_SEGMENT_STARTED
-     * (state 2), and a COPY_SEGMENT_STARTED one (state 0) only where finished segments cover its range (an
-     * abandoned upload, never served). Returns {segments, started-only}.
-     */
     static int[] checkDumps(Uuid id) {
-        List<String> reference = dumpedSegments(1, id);
-        for (int b : c.brokerIds()) {
-            assertEquals(reference, dumpedSegments(b, id), "broker " + b + " holds other segments than broker 1");
-        }
-        List<long[]> finished = new ArrayList<>();
-        List<String> startedOnly = new ArrayList<>();
-        long lastEnd = -1;
-        for (String s : reference) {
-            String[] f = s.split(" ");
-            int state = Integer.parseInt(f[1]);
-            long start = Long.parseLong(f[2].split("-")[0]);
-            long end = Long.parseLong(f[2].split("-")[1]);
-            assertTrue(state != 2, "segment " + s + " is left DELETE_SEGMENT_STARTED");
-            if (state == 0) {
-                startedOnly.add(s);
-            } else if (state == 1) {
-                assertTrue(start > lastEnd, "overlapping finished segments at " + s + " (previous end " + lastEnd + ")");
-                lastEnd = end;
-                finished.add(new long[] {start, end});
-            }
-        }
-        for (String s : startedOnly) {
-            String[] f = s.split(" ");
-            long start = Long.parseLong(f[2].split("-")[0]);
-            long end = Long.parseLong(f[2].split("-")[1]);
-            for (long o = start; o <= end; o++) {
-                long off = o;
-                assertTrue(finished.stream().anyMatch(r -> r[0] <= off && off <= r[1]),
-                        "dangling COPY_SEGMENT_STARTED segment " + s + ": offset " + o + " is in no finished segment");
-            }
-        }
-        return new int[] {reference.size(), startedOnly.size()};
+        return ClusterChecks.checkDumps(c, id);
     }
 
-    /** Produces the topic's records 0, 1, ... to partition 0 (acks=all, idempotent) until stopped; records what was acknowledged. */
-    static final class BackgroundProducer implements AutoCloseable {
-        final Set<Integer> acked = java.util.concurrent.ConcurrentHashMap.newKeySet();
-        final java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-        final java.util.concurrent.atomic.AtomicInteger sent = new java.util.concurrent.atomic.AtomicInteger();
-        final Thread thread;
-
-        BackgroundProducer(String topic) {
-            thread = new Thread(() -> {
-                Properties p = new Properties();
-                p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, c.bootstrap());
-                p.put(ProducerConfig.ACKS_CONFIG, "all");
-                p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-                p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 90000);
-                p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10000);
-                p.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-                try (KafkaProducer<String, String> producer = new KafkaProducer<>(p,
-                        new org.apache.kafka.common.serialization.StringSerializer(),
-                        new org.apache.kafka.common.serialization.StringSerializer())) {
-                    while (!stop.get()) {
-                        int i = sent.getAndIncrement();
-                        producer.send(new ProducerRecord<>(topic, 0, null, Tiered.value(topic, i)), (md, err) -> {
-                            if (err == null) {
-                                acked.add(i);
-                            }
-                        });
-                        Thread.sleep(8);
-                    }
-                    producer.flush();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }, topic + "-producer");
-            thread.start();
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            stop.set(true);
-            thread.join(120_000);
-            assertFalse(thread.isAlive(), "the producer did not finish");
-        }
-    }
-
-    /**
-     * Reads the topic from its earliest offset: every acknowledged record with an index at or above `from`
-     * (-1: the index of the first record read, for a log whose start retention moved) is there, none twice.
-     */
     static int checkAcknowledgedReadable(String topic, Set<Integer> acked, int fromIndex) {
-        Set<Integer> read = new HashSet<>();
-        int from = fromIndex;
-        for (var r : Tiered.readAll(c.bootstrap(), topic, Duration.ofSeconds(120))) {
-            int idx = Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).split("#", 3)[1]);
-            assertTrue(read.add(idx), "record " + idx + " read twice");
-            if (from < 0) {
-                from = idx;
-            }
-        }
-        assertFalse(read.isEmpty(), topic + ": nothing read");
-        Set<Integer> lost = new TreeSet<>();
-        for (int i : acked) {
-            if (i >= from && !read.contains(i)) {
-                lost.add(i);
-            }
-        }
-        assertTrue(lost.isEmpty(), "acknowledged records lost: " + lost);
-        return read.size();
+        return ClusterChecks.checkAcknowledgedReadable(c.bootstrap(), topic, 1, acked, fromIndex);
     }
 
     @Test
@@ -664,7 +470,7 @@ class PluginClusterTest {
         cfg.put("min.insync.replicas", "2");
         Uuid id = Tiered.create(admin, topic, 1, 3, cfg);
         Path hold = c.remoteDir().resolve("hold-copy-" + topic);
-        BackgroundProducer producer = new BackgroundProducer(topic);
+        ClusterChecks.BackgroundProducer producer = new ClusterChecks.BackgroundProducer(c.bootstrap(), topic);
         Held held;
         int victim;
         long copiesAtKill;
@@ -730,7 +536,7 @@ class PluginClusterTest {
         Uuid id = Tiered.create(admin, topic, 1, 3, cfg);
         Path hold = c.remoteDir().resolve("hold-delete-" + topic);
         Files.createFile(hold);
-        BackgroundProducer producer = new BackgroundProducer(topic);
+        ClusterChecks.BackgroundProducer producer = new ClusterChecks.BackgroundProducer(c.bootstrap(), topic);
         Held held;
         int victim;
         try (producer) {

@@ -1,5 +1,9 @@
 package dev.rlmeta.kafka;
 
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.util.Map;
 
 /**
@@ -8,33 +12,44 @@ import java.util.Map;
  * same JVM adds {@code ,instance=N}). An MXBean: every attribute is an open type, so a JMX client
  * reads it without the plugin's classes. Arrays are indexed by metadata partition. Names in
  * docs/PLUGIN.md.
+ *
+ * <p>This interface is the one table of the plugin's metrics: on Kafka 4.1+ the same attributes are
+ * also registered with Kafka's own metrics (KIP-877, {@link PluginMetrics#gauges}), named from the
+ * attribute and described by its {@link Doc}.
  */
 public interface RemoteLogMetadataManagerMXBean {
-    /** Consumed records by outcome, under the core's outcome names ("applied", "tombstone", ...). */
+    /** What an attribute means (the metric's description where Kafka's metrics carry it). */
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target(ElementType.METHOD)
+    @interface Doc {
+        String value();
+    }
+
+    @Doc("Consumed records by outcome, under the core's outcome names (\"applied\", \"tombstone\", ...).")
     Map<String, Long> getRecordsByOutcome();
 
-    /** Per metadata partition: the next offset to apply (every record before it is applied), or -1 if not assigned. */
+    @Doc("Per metadata partition: the next offset to apply (every record before it is applied), or -1 if not assigned.")
     long[] getAppliedOffsets();
 
-    /** Per metadata partition: records between the applied offset and the partition's end, or -1 if unknown. */
+    @Doc("Per metadata partition: records between the applied offset and the partition's end, or -1 if unknown.")
     long[] getLag();
 
-    /** Per metadata partition: assigned, and every held user partition in it initialized (read to its end). */
+    @Doc("Per metadata partition: assigned, and every held user partition in it initialized (read to its end).")
     boolean[] getInitialized();
 
-    /** Per metadata partition: the remote.log.metadata.version level writes use now (0..2), or -1 while unknown. */
+    @Doc("Per metadata partition: the remote.log.metadata.version level writes use now (0..2), or -1 while unknown.")
     int[] getWriteLevels();
 
-    /** How many times the store was dropped and rebuilt from the topic. */
+    @Doc("How many times the store was dropped and rebuilt from the topic.")
     long getRebuilds();
 
-    /** How many times the consumer thread was restarted after it died. */
+    @Doc("How many times the consumer thread was restarted after it died.")
     long getConsumerRestarts();
 
-    /** Whether lookups are served (false while a rebuild or a restart is under way). */
+    @Doc("Whether lookups are served (false while a rebuild or a restart is under way).")
     boolean isServing();
 
-    /** The last failure that made the plugin rebuild or restart (or stop initializing), or null. */
+    @Doc("The last failure that made the plugin rebuild or restart (or stop initializing), or null.")
     String getLastError();
 
     /** Records the backfill wrote (segments written before KIP-1266, keyed again) since configure(). */

@@ -136,6 +136,11 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
 
     public RlmetaRemoteLogMetadataManager() {}
 
+    /** The plugin's metrics once configured (null before): for MonitorableRlmetaRemoteLogMetadataManager. */
+    PluginMetrics pluginMetrics() {
+        return metrics;
+    }
+
     /** The metadata partition holding a user partition: the core's partitioner (equal to Kafka's). */
     static int metadataPartition(TopicIdPartition tp, int numPartitions) {
         return RlMeta.metadataPartition(tp.topicId().toString(), tp.partition(), numPartitions);
