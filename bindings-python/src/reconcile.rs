@@ -95,7 +95,13 @@ impl Ledger_ {
         self.ledger.records()
     }
 
+    /// The newest event timestamp any record carried (None before any).
+    fn newest_event_ms(&self) -> Option<i64> {
+        self.ledger.newest_event_ms()
+    }
+
     /// Classifies `(key, size, last_modified_ms)` objects against this ledger.
+    #[pyo3(signature = (listing, layout, now_ms, grace_ms, metadata_as_of_ms=None))]
     fn reconcile(
         &self,
         py: Python<'_>,
@@ -103,6 +109,7 @@ impl Ledger_ {
         layout: &str,
         now_ms: i64,
         grace_ms: i64,
+        metadata_as_of_ms: Option<i64>,
     ) -> PyResult<Result_> {
         let layout = Layout::parse(layout).map_err(|e| crate::to_py_err(py, &e))?;
         let ledger = &self.ledger;
@@ -115,7 +122,16 @@ impl Ledger_ {
                     last_modified_ms,
                 })
                 .collect();
-            let r = reconcile::reconcile(ledger, &listing, &layout, Params { now_ms, grace_ms })?;
+            let r = reconcile::reconcile(
+                ledger,
+                &listing,
+                &layout,
+                Params {
+                    now_ms,
+                    grace_ms,
+                    metadata_as_of_ms,
+                },
+            )?;
             Ok((
                 r.partitions
                     .iter()

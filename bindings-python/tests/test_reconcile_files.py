@@ -76,11 +76,20 @@ def test_injected_classes_the_grace_and_a_delete_that_relists(store, capsys, tmp
     assert {p["class"] for p in doc["plan"]["needsPerson"]} == {"dangling", "size_mismatch"}
 
     orphan = sorted((seg[1].parent / "AAAAAAAAAAAAAAAAAAAAAA").iterdir())
-    old = time.time() - 7200
-    for p in orphan:
-        os.utime(p, (old, old))
     args = ["--store", str(store), "--grace", "1h"]
     ledger, _ = cli._ledger(cli.build_parser().parse_args(["reconcile", METADATA, *args]))
+    # Older than the grace, but modified after the files' newest record: the files may not know
+    # that upload, so nothing is planned for deletion from them, and each object says why.
+    for p in orphan:
+        os.utime(p, (time.time() - 7200, time.time() - 7200))
+    doc = doc_of(capsys, *args)
+    assert doc["plan"]["safeToDelete"] == []
+    notes = [o["note"] for o in doc["objects"] if o["class"] == "orphaned"]
+    assert len(notes) == 5 and all("the snapshot may not know its upload" in n for n in notes), notes
+    # Modified two hours before the files' newest record: safe.
+    old = ledger.newest_event_ms() / 1000 - 7200
+    for p in orphan:
+        os.utime(p, (old, old))
     local = _reconcile.LocalStore(str(store))
 
     def find():

@@ -173,6 +173,7 @@ fn main() {
             Params {
                 now_ms: 1 << 40,
                 grace_ms: 0,
+                metadata_as_of_ms: None,
             },
         )
         .unwrap();

@@ -517,7 +517,10 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         ledger, source = _ledger(args)
         listing = store.list(progress)
         now = args.now_ms if args.now_ms is not None else int(time.time() * 1000)
-        return _reconcile.classify(ledger, listing, args.layout, now, grace), source, now
+        # files are a snapshot: as recent as their newest record, no more (objects modified later,
+        # less the grace, may be uploads they do not know yet: the core never plans to delete them)
+        as_of = None if args.bootstrap_server else (ledger.newest_event_ms() or 0)
+        return _reconcile.classify(ledger, listing, args.layout, now, grace, as_of), source, now
 
     try:
         found, source, now = run()
@@ -531,8 +534,8 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         return fail(str(e))
     name = _native.parse_layout(args.layout)[0]
     if args.delete and not args.bootstrap_server:
-        print("rlmeta reconcile: warning: metadata read from files: an object uploaded after they were last written "
-              "looks orphaned; with --delete, give the files of a running broker's log dir or --bootstrap-server",
+        print("rlmeta reconcile: note: metadata read from files: objects modified after their newest record, less the "
+              "grace, are never deleted (the files may not know their uploads); --bootstrap-server reads the live topic",
               file=sys.stderr)
     if args.json:
         doc = _reconcile.report_json(found, store.name, name, grace, now)

@@ -63,6 +63,7 @@ pub struct Ledger {
     part_index: HashMap<(Uuid, i32), Vec<u32>, UuidHash>,
     named: HashMap<Uuid, Named, UuidHash>,
     records: u64,
+    newest_event_ms: Option<i64>,
 }
 
 impl Ledger {
@@ -88,6 +89,12 @@ impl Ledger {
     /// Records applied so far.
     pub fn records(&self) -> u64 {
         self.records
+    }
+
+    /// The newest event timestamp any record carried: how recent a snapshot of the metadata (files
+    /// copied from a log directory) is known to be, at the least.
+    pub fn newest_event_ms(&self) -> Option<i64> {
+        self.newest_event_ms
     }
 
     /// Kafka's view (the store the same records built).
@@ -124,6 +131,7 @@ impl Ledger {
         ts: i64,
     ) -> &mut Named {
         let partition = self.part(part);
+        self.newest_event_ms = Some(self.newest_event_ms.map_or(ts, |t| t.max(ts)));
         let n = self.named.entry(id).or_insert(Named {
             partition,
             start_offset: None,
@@ -412,6 +420,11 @@ pub struct Reconciliation {
 pub struct Params {
     pub now_ms: i64,
     pub grace_ms: i64,
+    /// How recent the metadata is: `None` for a history read to its end just now (the live
+    /// topic); for a snapshot (files), the time it is known complete up to (e.g. the ledger's
+    /// [`Ledger::newest_event_ms`]). An object modified later than that, less the grace, may
+    /// belong to an upload the snapshot does not know yet: it is never safe to delete.
+    pub metadata_as_of_ms: Option<i64>,
 }
 
 /// Classifies every segment the ledger names and every object of `listing` (see the module doc).
@@ -723,7 +736,15 @@ pub fn reconcile(
             continue;
         }
         let age = p.now_ms.saturating_sub(listing[i].last_modified_ms);
-        if age > p.grace_ms {
+        let after_snapshot = p
+            .metadata_as_of_ms
+            .filter(|&as_of| as_of.saturating_sub(listing[i].last_modified_ms) <= p.grace_ms);
+        if let Some(as_of) = after_snapshot {
+            o.note = Some(format!(
+                "last modified {} s after the metadata's newest record less the grace: the snapshot may not know its upload",
+                (listing[i].last_modified_ms - as_of + p.grace_ms) / 1000
+            ));
+        } else if age > p.grace_ms {
             o.safe_to_delete = true;
             safe_to_delete.push(i as u32);
         } else {

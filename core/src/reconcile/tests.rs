@@ -174,6 +174,7 @@ fn every_class_and_the_plan() {
         Params {
             now_ms: 10 * HOUR,
             grace_ms: HOUR,
+            metadata_as_of_ms: None,
         },
     )
     .unwrap();
@@ -253,6 +254,41 @@ fn every_class_and_the_plan() {
     let t = r.totals[&(Some(0), "orphaned")];
     assert_eq!((t.segments, t.objects, t.object_bytes), (2, 2, 10));
     assert_eq!(r.totals[&(None, "unmatched")].objects, 1);
+
+    // The same metadata as a snapshot (files): its newest record is segment 7's start.
+    assert_eq!(l.newest_event_ms(), Some(10 * HOUR - 1000));
+    let as_of = |t: i64| {
+        reconcile(
+            &l,
+            &listing,
+            &layout,
+            Params {
+                now_ms: 10 * HOUR,
+                grace_ms: HOUR,
+                metadata_as_of_ms: Some(t),
+            },
+        )
+        .unwrap()
+    };
+    // A snapshot two hours in: every object modified at 0 is older than it less the grace, so
+    // the plan is the live read's.
+    assert_eq!(as_of(2 * HOUR).safe_to_delete, r.safe_to_delete);
+    // A snapshot half an hour in: objects modified at 0 may belong to uploads it does not know
+    // yet; nothing is safe, and each says why.
+    let early = as_of(HOUR / 2);
+    assert!(early.safe_to_delete.is_empty());
+    for i in &r.safe_to_delete {
+        let o = &early.objects[*i as usize];
+        assert!(!o.safe_to_delete);
+        assert!(
+            o.note
+                .as_deref()
+                .unwrap()
+                .contains("the snapshot may not know its upload"),
+            "{:?}",
+            o.note
+        );
+    }
 }
 
 /// Tombstones and partition deletion end a segment; an object whose key disagrees with the
@@ -290,6 +326,7 @@ fn tombstones_partition_deletes_and_disagreeing_keys() {
         Params {
             now_ms: HOUR,
             grace_ms: 0,
+            metadata_as_of_ms: None,
         },
     )
     .unwrap();
@@ -321,6 +358,7 @@ fn a_layout_that_matches_nothing_and_a_negative_grace_are_errors() {
         Params {
             now_ms: 0,
             grace_ms: 0,
+            metadata_as_of_ms: None,
         },
     )
     .unwrap_err();
@@ -336,6 +374,7 @@ fn a_layout_that_matches_nothing_and_a_negative_grace_are_errors() {
         Params {
             now_ms: 0,
             grace_ms: -1,
+            metadata_as_of_ms: None,
         },
     )
     .unwrap_err();
@@ -348,7 +387,8 @@ fn a_layout_that_matches_nothing_and_a_negative_grace_are_errors() {
             &Layout::parse("aiven").unwrap(),
             Params {
                 now_ms: 0,
-                grace_ms: 0
+                grace_ms: 0,
+                metadata_as_of_ms: None,
             }
         )
         .is_ok()
