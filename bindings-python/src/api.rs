@@ -9,10 +9,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rlmeta::batch::{Batches, CrcCheck, ReadOptions};
 use rlmeta::cache::{Applied, Orphan, SegmentMetadata, Skip, Store};
-use rlmeta::compaction::{CleanupPolicy, Log, TopicConfig};
+use rlmeta::compaction::{CleanupPolicy, Log, LogRecord, TopicConfig};
 use rlmeta::feature::{self, MetadataLevel, NullKeyScan, PartitionLevel, Readiness};
 use rlmeta::inspect::{self, Inspector};
 use rlmeta::json::{Int64Style, event_from_json};
+use rlmeta::keyed;
 use rlmeta::projection::{GrowthParams, project_growth};
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
 
@@ -769,6 +770,57 @@ impl CompactionLog {
 }
 
 /// Kafka's spelling of a `cleanup.policy` value, checked.
+/// `(topic-partition, segment id, why, state id or None, held state id or None, offsets,
+/// null-key offsets)`.
+type UnheldOut = (
+    Tp,
+    String,
+    &'static str,
+    Option<i8>,
+    Option<i8>,
+    Vec<i64>,
+    Vec<i64>,
+);
+
+/// Whether one metadata partition's records, read from its start, hold every live segment under
+/// keyed records (the core's `keyed::verify_keyed`): `(live segments, records, null-key records,
+/// records after compaction, failures)`.
+#[pyfunction]
+pub fn verify_keyed(
+    py: Python<'_>,
+    records: Vec<Rec>,
+) -> (usize, usize, usize, usize, Vec<UnheldOut>) {
+    let records: Vec<LogRecord> = records
+        .into_iter()
+        .map(|(offset, timestamp_ms, key, value)| LogRecord {
+            offset,
+            timestamp_ms,
+            key,
+            value,
+        })
+        .collect();
+    let v = py.detach(|| keyed::verify_keyed(&records));
+    let unheld = v.unheld.iter().map(|u| {
+        let st = |s: Option<rlmeta::SegmentState>| s.map(|s| s.id());
+        (
+            tp_out(&u.partition),
+            u.segment_id.to_string(),
+            u.why.name(),
+            st(u.state),
+            st(u.held),
+            u.offsets.clone(),
+            u.null_key_offsets.clone(),
+        )
+    });
+    (
+        v.live_segments,
+        v.records,
+        v.null_key_records,
+        v.records_after_compaction,
+        unheld.collect(),
+    )
+}
+
 #[pyfunction]
 pub fn cleanup_policy_name(py: Python<'_>, text: String) -> PyResult<&'static str> {
     run(py, 0, || Ok(CleanupPolicy::parse(&text)?.name()))
@@ -860,6 +912,18 @@ pub fn safe_v1_retention_ms(
 ) -> PyResult<i64> {
     run(py, 0, || {
         feature::safe_v1_retention_ms(&tiered_retention_ms, margin_ms)
+    })
+}
+
+/// Refuses a topic whose configs the backfill path cannot keep at level 1.
+#[pyfunction]
+pub fn check_backfill_v1(
+    py: Python<'_>,
+    cleanup_policy: String,
+    retention_ms: i64,
+) -> PyResult<()> {
+    run(py, 0, || {
+        feature::check_backfill_v1(&cleanup_policy, retention_ms)
     })
 }
 
@@ -985,6 +1049,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dump_log_json, m)?)?;
     m.add_function(wrap_pyfunction!(record_line, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup_policy_name, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_keyed, m)?)?;
     m.add_function(wrap_pyfunction!(level_topic_configs, m)?)?;
     m.add_function(wrap_pyfunction!(check_upgrade, m)?)?;
     m.add_function(wrap_pyfunction!(level_properties, m)?)?;
@@ -994,6 +1059,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(readiness, m)?)?;
     m.add_function(wrap_pyfunction!(safe_v1_retention_ms, m)?)?;
     m.add_function(wrap_pyfunction!(check_v1_retention, m)?)?;
+    m.add_function(wrap_pyfunction!(check_backfill_v1, m)?)?;
     m.add_function(wrap_pyfunction!(manager_is_kip1266_capable, m)?)?;
     m.add_function(wrap_pyfunction!(kip1266_capable_managers, m)?)?;
     m.add_function(wrap_pyfunction!(topic_level, m)?)?;
