@@ -38,7 +38,7 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 
-.PHONY: plugin plugin-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
+.PHONY: journey-test plugin plugin-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
 
 PLUGIN_NATIVES := $(BUILD)/plugin-natives
 
@@ -97,6 +97,12 @@ cluster-stock-test: plugin
 
 secure-test: plugin
 	$(call cluster_run,SecurePluginTest,secure-test,$(PLUGIN_JAR))
+
+# The operator's journey (issue 24, docs/MIGRATION.md): a stock 3-broker cluster with a null-key history,
+# switched to the plugin by rolling restarts under traffic, migrated with the tool of $(VENV) (--backfill) to
+# level 2, compacted by Kafka's cleaner, restarted; kill -9 during the backfill and between steps (JourneyTest)
+journey-test: plugin py-install
+	$(call cluster_run,JourneyTest,journey-test,$(PLUGIN_JAR) -Drlmeta.migration.tool=$(CURDIR)/$(VENV)/bin/kafka-remote-log-metadata-migration)
 
 
 # The class path of a stock broker of a Kafka version (jars cached in ~/.m2; the list under build/)
