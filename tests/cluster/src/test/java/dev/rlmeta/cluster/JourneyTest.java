@@ -110,6 +110,10 @@ class JourneyTest {
         KafkaCluster.await("hundreds of remote segments and some deleted", Duration.ofSeconds(400),
                 () -> c.journal().stream().filter(l -> l.startsWith("COPY ")).count() >= 240
                         && Tiered.journalCount(c, "DELETE", FINITE) >= 30);
+        // then a slower stream for the rest of the journey, so that the topic grows by tens of segments, not hundreds
+        for (Traffic t : traffic.values()) {
+            t.pauseMs.set(25);
+        }
         check("stock history (level 0, 3 stock brokers)");
         List<Rec> history = MetaTopic.read(c.bootstrap());
         Set<String> historySegments = new HashSet<>();
@@ -248,7 +252,7 @@ class JourneyTest {
         long deadline = System.nanoTime() + STEP.toNanos();
         int lines = c.journal().size();
         long since = System.nanoTime();
-        while (System.nanoTime() - since < TimeUnit.SECONDS.toNanos(6)) {
+        while (System.nanoTime() - since < TimeUnit.SECONDS.toNanos(4)) {
             assertTrue(System.nanoTime() < deadline, "remote storage never went quiet");
             Thread.sleep(500);
             if (c.journal().size() != lines) {
@@ -454,6 +458,8 @@ class JourneyTest {
         final Set<Integer> acked = ConcurrentHashMap.newKeySet();
         final AtomicBoolean stop = new AtomicBoolean();
         final AtomicBoolean paused = new AtomicBoolean();
+        /** Between two sends: 1 ms while the history is written, more afterwards. */
+        final AtomicInteger pauseMs = new AtomicInteger(1);
         final Thread thread;
 
         Traffic(String bootstrap, String topic) {
@@ -480,7 +486,7 @@ class JourneyTest {
                                 acked.add(idx);
                             }
                         });
-                        Thread.sleep(4);
+                        Thread.sleep(pauseMs.get());
                     }
                     producer.flush();
                 } catch (InterruptedException e) {
