@@ -81,7 +81,10 @@ class JourneyTest {
     void stockClusterToLevelTwoByBackfillUnderTraffic() throws Exception {
         String tool = System.getProperty("rlmeta.migration.tool", "");
         assertTrue(!tool.isBlank() && Files.isExecutable(Path.of(tool)), "no migration tool at rlmeta.migration.tool=" + tool);
-        try (KafkaCluster cluster = new KafkaCluster("journey", 3, Map.of(), Map.of()).start();
+        // the plugin's backfill (docs/PLUGIN.md) after a short tenure, re-checked every 2 s; log.cleaner.backoff.ms is 1 s
+        Map<String, String> extra = Map.of("rlmm.config.rlmeta.backfill.leader.delay.ms", "3000",
+                "rlmm.config.rlmeta.backfill.check.ms", "2000");
+        try (KafkaCluster cluster = new KafkaCluster("journey", 3, Map.of(), extra).start();
              Admin a = cluster.admin()) {
             c = cluster;
             admin = a;
