@@ -24,6 +24,15 @@
 //!   refuses with `InvalidState` until the host has deleted the old attempt.
 //! - At feature level 0 nothing is written that a broker predating KIP-1266 cannot read:
 //!   version-0 values, no tombstones (keys are harmless to such brokers).
+//! - A segment written before KIP-1266 (null keys, no upload epoch in its values) is keyed with
+//!   its end offset and the newest leader epoch of its own data, not the writer's epoch: every
+//!   broker, whichever epoch it leads in, and the backfill and a lifecycle write, then pick the
+//!   same key pair for it, so a deletion's tombstones always cover what a backfill wrote (two
+//!   writers with different epochs would key it twice, and a deletion would leave one pair alive).
+//! - The backfill ([`Store::plan_backfill`]) moves only segments that are not being deleted: a
+//!   DELETE_SEGMENT_STARTED segment waits (a refusal, once nothing else is left to move) until its
+//!   deletion finishes, so a backfill never writes a live-looking record for a segment whose
+//!   remote data is going away. It is never planned at level 0.
 
 use crate::cache::{Holder, SegmentMetadata, Store};
 use crate::error::{Error, ErrorKind, Result};
@@ -335,7 +344,8 @@ impl Store {
     }
 
     /// The key pair of a known segment: where its segment record was written, or, for a segment
-    /// written before KIP-1266 (no keyed record), its end offset and recorded upload epoch.
+    /// written before KIP-1266 (no keyed record), its end offset and recorded upload epoch, or,
+    /// with none recorded, the newest leader epoch of its data.
     fn key_pair_of(
         &self,
         tp: &TopicIdPartition,
@@ -350,9 +360,14 @@ impl Store {
             let epoch = if m.broker_leader_epoch != 0 {
                 m.broker_leader_epoch
             } else {
-                fallback_epoch
+                // a segment written before KIP-1266 has no upload epoch: the newest epoch of its
+                // own data, the same for every writer (the writer's only if it has none)
+                m.leader_epochs
+                    .iter()
+                    .map(|&(e, _)| e)
+                    .max()
+                    .unwrap_or(fallback_epoch)
             };
-            // a segment written before KIP-1266 has no upload epoch: the writer's epoch or none
             return (epoch >= 0).then_some((m.end_offset, epoch));
         }
         let o = slot.orphans.get(&id)?;
@@ -517,7 +532,12 @@ impl Store {
                 value: Some(segment_value(tp, m, pair.1, level)?),
             });
         }
-        if state == SegmentState::DeleteSegmentFinished && level.allows_tombstones() && owns_base {
+        // The segment record's key goes too when it holds nothing known here: a backfill of this
+        // segment by another writer (a deposed leader) may have put its record there meanwhile.
+        if state == SegmentState::DeleteSegmentFinished
+            && level.allows_tombstones()
+            && (owns_base || holders.base.is_none())
+        {
             out.push(Planned {
                 key: key(tp, pair, false),
                 value: None,
@@ -638,47 +658,83 @@ impl Store {
     }
 
     /// Records that make a segment written before KIP-1266 (null keys) survive compaction: its
-    /// segment record and its latest update, written again under its keys. Migration writes
-    /// these for every live segment before null-key records can expire.
+    /// segment record and its latest update, written again under its keys (the key pair every
+    /// writer picks for it, see [`Store::key_pair_of`]). The partition's leader writes these for
+    /// every live segment before null-key records can expire, holding off its own lifecycle
+    /// writes for the partition from planning to applied. Computed from the store, so what is
+    /// already keyed is not planned again: empty once the partition is done.
+    ///
+    /// `writer_epoch` is used only for a segment whose records name no leader epoch at all.
+    /// Refusals: level 0 ([`ErrorKind::InvalidState`]: nothing keyed may be written for a stock
+    /// broker's sake, and nothing needs it); two live segments on one key pair; and, only once
+    /// nothing else is left to move, a segment in DELETE_SEGMENT_STARTED (its deletion must
+    /// finish first: backfilling it could bring it back, see the module notes). A refusal is
+    /// retried by the host later; it never skips a segment silently.
     pub fn plan_backfill(
         &self,
         tp: &TopicIdPartition,
-        upload_epoch: i32,
+        writer_epoch: i32,
         level: MetadataLevel,
     ) -> Result<Vec<Planned>> {
+        if !level.writes_kip1266_values() {
+            return Err(refuse(format!(
+                "no backfill of {tp} at remote.log.metadata.version level {}: null-key records \
+                 expire only from level 1",
+                level.level()
+            )));
+        }
         let Some(cache) = self.slot(tp).and_then(|s| s.cache.as_ref()) else {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
+        let mut being_deleted = Vec::new();
         for m in cache.segments() {
-            let Some(pair) = self.key_pair_of(tp, m.id, upload_epoch) else {
-                continue;
+            let Some(pair) = self.key_pair_of(tp, m.id, writer_epoch) else {
+                return Err(epoch_unknown(
+                    tp,
+                    "a segment written before KIP-1266 names no leader epoch",
+                ));
             };
             let holders = self
                 .slot(tp)
                 .and_then(|s| s.keys.get(&pair))
                 .copied()
                 .unwrap_or_default();
-            if holders
-                .base
-                .is_some_and(|b| b != m.id && self.is_live(tp, b))
-            {
+            let has_base = holders.base == Some(m.id);
+            let has_update = matches!(holders.update, Some(Holder::Segment(id, s)) if id == m.id && s == m.state);
+            if has_base && (m.state == SegmentState::CopySegmentStarted || has_update) {
+                continue; // held by its keys already
+            }
+            if m.state == SegmentState::DeleteSegmentStarted {
+                being_deleted.push(m.id);
+                continue;
+            }
+            if let Some(b) = holders.base.filter(|&b| b != m.id && self.is_live(tp, b)) {
                 return Err(refuse(format!(
-                    "segments {} and {m:?} share key {}",
-                    holders.base.map(|b| b.to_string()).unwrap_or_default(),
+                    "segments {b} and {} of {tp} share key {}; the older upload attempt must be \
+                     deleted first",
+                    m.id,
                     key(tp, pair, false)
                 )));
             }
-            if holders.base != Some(m.id) {
+            if !has_base {
                 out.push(Planned {
                     key: key(tp, pair, false),
                     value: Some(segment_value(tp, m, pair.1, level)?),
                 });
             }
-            let has_update = matches!(holders.update, Some(Holder::Segment(id, s)) if id == m.id && s == m.state);
             if m.state != SegmentState::CopySegmentStarted && !has_update {
                 out.push(self.republish_update(tp, m.id, m.state, pair, level)?);
             }
+        }
+        if out.is_empty() && !being_deleted.is_empty() {
+            let ids: Vec<String> = being_deleted.iter().map(ToString::to_string).collect();
+            return Err(refuse(format!(
+                "{} segment(s) of {tp} are DELETE_SEGMENT_STARTED ({}): their deletion must \
+                 finish before the backfill of {tp} can",
+                ids.len(),
+                ids.join(", ")
+            )));
         }
         Ok(out)
     }

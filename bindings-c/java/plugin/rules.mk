@@ -15,6 +15,10 @@
 #   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/),
 #                       and the plugin's MBean read over JMX from broker 1's process; then a rolling upgrade at
 #                       level 0 (one stock TBRLMM broker, two plugin brokers)
+#   backfill-test       JUnit: a null-key history written by stock TBRLMM brokers, the brokers switched to the
+#                       plugin one by one, level 1: each leader backfills its partitions under KIP-1266 keys
+#                       through a kill -9 and a leadership move mid-backfill; then Kafka's cleaner compacts the
+#                       topic and a restart rebuilds the same store (BackfillTest)
 #   secure-test         JUnit: the plugin on a secured single-node cluster (SASL_SSL SCRAM-SHA-512 and mTLS,
 #                       StandardAuthorizer, no ACL = denied) under least privilege: missing ACLs and a wrong
 #                       password named once, recovery once fixed without a restart, tiering (SecurePluginTest)
@@ -38,7 +42,7 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 
-.PHONY: journey-test plugin plugin-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
+.PHONY: journey-test plugin plugin-test backfill-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
 
 PLUGIN_NATIVES := $(BUILD)/plugin-natives
 
@@ -95,6 +99,9 @@ cluster-kill-delete-test: plugin
 cluster-stock-test: plugin
 	$(call cluster_run,StockClusterTest,cluster-stock-test,$(PLUGIN_JAR))
 
+backfill-test: plugin
+	$(call cluster_run,BackfillTest,backfill-test,$(PLUGIN_JAR))
+
 secure-test: plugin
 	$(call cluster_run,SecurePluginTest,secure-test,$(PLUGIN_JAR))
 
@@ -130,7 +137,7 @@ version-matrix-test: plugin $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS)/$(v).cl
 	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ] || [ $$linked -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
 	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; fi
 
-BINDING_TESTS += plugin-test cluster-test secure-test version-matrix-test
+BINDING_TESTS += plugin-test cluster-test backfill-test secure-test version-matrix-test
 
 # The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
 # TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.

@@ -16,7 +16,8 @@ use jni::objects::{
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned, jni_sig, jni_str};
 use rlmeta::cache::{SegmentMetadata, Store};
-use rlmeta::plan::current_segment_value;
+use rlmeta::feature::MetadataLevel;
+use rlmeta::plan::{Planned, current_segment_value};
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
 
 use super::{call, core, required, string, throw_core};
@@ -518,18 +519,51 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePlan<'l>(
             })?;
             s.plan_value(&event, broker_leader_epoch, level)
         })?;
-        let keys: Vec<Option<Vec<u8>>> = planned
-            .iter()
-            .map(|r| Some(r.key.format().into_bytes()))
-            .collect();
-        let values: Vec<Option<Vec<u8>>> = planned.into_iter().map(|r| r.value).collect();
-        let keys = byte_arrays(env, &keys)?;
-        let values = byte_arrays(env, &values)?;
-        env.new_object(
-            jni_str!("dev/rlmeta/PlannedRecords"),
-            jni_sig!("([[B[[B)V"),
-            &[JValue::Object(&keys), JValue::Object(&values)],
-        )
+        planned_records(env, planned)
+    })
+}
+
+/// A `dev.rlmeta.PlannedRecords` of the planner's records: key texts and values (null: tombstone).
+fn planned_records<'l>(env: &mut Env<'l>, planned: Vec<Planned>) -> JniResult<JObject<'l>> {
+    let keys: Vec<Option<Vec<u8>>> = planned
+        .iter()
+        .map(|r| Some(r.key.format().into_bytes()))
+        .collect();
+    let values: Vec<Option<Vec<u8>>> = planned.into_iter().map(|r| r.value).collect();
+    let keys = byte_arrays(env, &keys)?;
+    let values = byte_arrays(env, &values)?;
+    env.new_object(
+        jni_str!("dev/rlmeta/PlannedRecords"),
+        jni_sig!("([[B[[B)V"),
+        &[JValue::Object(&keys), JValue::Object(&values)],
+    )
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePlanBackfill<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+    writer_epoch: jint,
+    level: jint,
+) -> JObject<'l> {
+    call(env, |env| {
+        let planned = read(env, h, |s| {
+            let level = i16::try_from(level)
+                .map_err(|_| {
+                    Error::field(
+                        ErrorKind::InvalidArgument,
+                        "level",
+                        format!("no feature level {level}"),
+                    )
+                })
+                .and_then(MetadataLevel::from_level)?;
+            s.plan_backfill(&partition(s, msb, lsb, p)?, writer_epoch, level)
+        })?;
+        planned_records(env, planned)
     })
 }
 

@@ -274,6 +274,24 @@ public final class MetadataStore implements AutoCloseable {
         }
     }
 
+    /**
+     * The backfill of a user partition (the core's {@code Store::plan_backfill}): its segments
+     * written before KIP-1266 (null keys) written again under their KIP-1266 keys, at
+     * {@code level} (1 or 2). Empty once every live segment is held by keyed records.
+     * {@code writerEpoch} is the writer's leader epoch, or -1 if unknown (used only for a segment
+     * whose records name no leader epoch). A refusal (level 0, a segment being deleted, two
+     * segments on one key) throws {@link RlMetaException.InvalidState}; a partition this store
+     * does not hold, {@link RlMetaException.NotFound}.
+     */
+    public PlannedRecords planBackfill(long topicIdMsb, long topicIdLsb, int partition, int writerEpoch, int level) {
+        long h = enter();
+        try {
+            return nativePlanBackfill(h, topicIdMsb, topicIdLsb, partition, writerEpoch, level);
+        } finally {
+            exit();
+        }
+    }
+
     /** A diagnostic dump of everything the store holds (JSON text; for people and tests). */
     public String dumpJson() {
         long h = enter();
@@ -299,6 +317,8 @@ public final class MetadataStore implements AutoCloseable {
     private static native long nativeRemoteLogSize(long h, long msb, long lsb, int partition, int epoch);
     private static native int nativePartitionDeleteState(long h, long msb, long lsb, int partition);
     private static native byte[] nativeSegmentState(long h, long msb, long lsb, int partition, long idMsb, long idLsb);
+    private static native PlannedRecords nativePlanBackfill(long h, long msb, long lsb, int partition, int writerEpoch,
+                                                            int level);
     private static native PlannedRecords nativePlan(long h, byte[] event, int brokerLeaderEpoch, int level);
     private static native String nativeDumpJson(long h);
     private static native void nativePanicForTest(long h);

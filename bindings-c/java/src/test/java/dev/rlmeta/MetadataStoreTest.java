@@ -156,6 +156,34 @@ class MetadataStoreTest {
         }
     }
 
+    /**
+     * planBackfill over JNI: a segment stock Kafka wrote (null keys, Kafka's serde) is planned again
+     * under its KIP-1266 keys (the newest epoch of its data), applied, then nothing is planned
+     * again; level 0 and an unknown partition are refused with their typed exceptions.
+     */
+    @Test
+    void planBackfillKeysAStockSegmentOnce() {
+        Uuid id = new Uuid(0x3333333333333333L, 0x4444444444444444L);
+        try (MetadataStore s = new MetadataStore()) {
+            s.loadPartition(MSB, LSB, "orders", 0);
+            RemoteLogSegmentMetadata copy = started(id, 0, 99, 4);
+            RemoteLogSegmentMetadataUpdate finished = update(id, RemoteLogSegmentState.COPY_SEGMENT_FINISHED, 9L, null);
+            new Batch().add(0, null, SERDE.serialize(copy)).add(1, null, SERDE.serialize(finished)).applyTo(s);
+            assertTrue(s.markInitialized(MSB, LSB, "orders", 0));
+            next = 2;
+            RlMetaException level0 = assertThrows(RlMetaException.InvalidState.class, () -> s.planBackfill(MSB, LSB, 0, 7, 0));
+            assertEquals(16, level0.getErrorCode());
+            assertThrows(RlMetaException.NotFound.class, () -> s.planBackfill(1, 2, 0, 7, 1));
+            PlannedRecords r = s.planBackfill(MSB, LSB, 0, -1, 1);
+            assertEquals(2, r.size());
+            assertEquals(RlMeta.keyFormat(TOPIC.toString(), "orders", 0, 99, 4, false), new String(r.keys[0], UTF_8));
+            assertEquals(RlMeta.keyFormat(TOPIC.toString(), "orders", 0, 99, 4, true), new String(r.keys[1], UTF_8));
+            produce(s, r);
+            assertEquals(0, s.planBackfill(MSB, LSB, 0, 7, 1).size(), "what is keyed is not planned again");
+            assertEquals(copy.createWithUpdates(finished), SERDE.deserialize(s.segments(MSB, LSB, 0)[0]));
+        }
+    }
+
     /** Java's outcome constants are the core's table exactly: one constant per code, named as the core names it. */
     @Test
     void outcomeConstantsAreTheCoresTable() throws Exception {

@@ -50,6 +50,7 @@ public final class KafkaCluster implements AutoCloseable {
     private final Map<Integer, Rlmm> rlmms = new TreeMap<>();
     private final Map<Integer, Process> processes = new TreeMap<>(); // node id -> process (0 = controller)
     private final Map<String, String> extraBrokerConfig = new LinkedHashMap<>();
+    private final Map<Integer, List<String>> jvmOptions = new TreeMap<>();
     private final String brokerClassPath;
     private final String rsmJar;
     private final String pluginJar;
@@ -106,6 +107,11 @@ public final class KafkaCluster implements AutoCloseable {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             return s.getLocalPort();
         }
+    }
+
+    /** Extra JVM options of a broker from its next start on (e.g. test hooks); an empty list removes them. */
+    public void jvmOptions(int id, List<String> options) {
+        jvmOptions.put(id, List.copyOf(options));
     }
 
     public Path work() { return work; }
@@ -290,6 +296,7 @@ public final class KafkaCluster implements AutoCloseable {
         cmd.add("-Dlog4j2.configurationFile=" + work.resolve("node-" + id).resolve("log4j2.properties"));
         cmd.add("-Dlog4j2.shutdownHookEnabled=false");
         cmd.add("-Drlmeta.extract.dir=" + work.resolve("node-" + id).resolve("native"));
+        cmd.addAll(jvmOptions.getOrDefault(id, List.of()));
         cmd.add("-cp");
         cmd.add(classPath);
         cmd.addAll(List.of(args));

@@ -21,12 +21,14 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
 
     private final MetadataConsumer consumer;
     private final int numPartitions;
+    private final Backfill backfill;
     private volatile String initError;
     private ObjectName registered;
 
-    PluginMetrics(MetadataConsumer consumer, int numPartitions) {
+    PluginMetrics(MetadataConsumer consumer, int numPartitions, Backfill backfill) {
         this.consumer = consumer;
         this.numPartitions = numPartitions;
+        this.backfill = backfill;
     }
 
     /** Registers under {@link #NAME}, or {@code NAME,instance=N} if another instance in this JVM holds it. */
@@ -130,5 +132,25 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
     public String getLastError() {
         String e = consumer.lastError();
         return e != null ? e : initError;
+    }
+
+    @Override
+    public long getBackfillRecordsWritten() {
+        return backfill.recordsWritten();
+    }
+
+    @Override
+    public int getBackfillPartitionsPending() {
+        return backfill.partitionsPending();
+    }
+
+    @Override
+    public long getBackfillPartitionsDone() {
+        return backfill.partitionsDone();
+    }
+
+    @Override
+    public String getBackfillLastError() {
+        return backfill.lastError();
     }
 }

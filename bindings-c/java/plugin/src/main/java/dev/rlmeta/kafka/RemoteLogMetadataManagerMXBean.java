@@ -36,4 +36,16 @@ public interface RemoteLogMetadataManagerMXBean {
 
     /** The last failure that made the plugin rebuild or restart (or stop initializing), or null. */
     String getLastError();
+
+    /** Records the backfill wrote (segments written before KIP-1266, keyed again) since configure(). */
+    long getBackfillRecordsWritten();
+
+    /** User partitions this broker leads, at level 1 or 2, whose backfill is not done in this leadership term. */
+    int getBackfillPartitionsPending();
+
+    /** User partitions whose backfill finished (an empty plan) since configure(), once per leadership term. */
+    long getBackfillPartitionsDone();
+
+    /** The last backfill refusal or failure (retried), or null. */
+    String getBackfillLastError();
 }

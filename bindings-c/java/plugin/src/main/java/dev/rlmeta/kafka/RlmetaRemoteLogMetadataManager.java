@@ -107,6 +107,10 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     // led here is its epoch; none asked: unknown (the core refuses a copy, retriably).
     private final Map<TopicIdPartition, Integer> knownEpoch = new ConcurrentHashMap<>();
     private final Set<TopicIdPartition> leading = ConcurrentHashMap.newKeySet();
+    // One per user partition: held by a lifecycle write and by a backfill round from plan to applied
+    private final Map<TopicIdPartition, java.util.concurrent.Semaphore> writeLocks = new ConcurrentHashMap<>();
+    private volatile Backfill backfill;
+    private volatile Thread backfillThread;
     private volatile AccessProblems problems = new AccessProblems(Map.of());
 
     private volatile TopicBasedRemoteLogMetadataManagerConfig config;
@@ -167,7 +171,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         store = new MetadataStore();
         consumer = new MetadataConsumer(topic, numPartitions, store, this::replaceStore, this::markInitialized, timeline);
         consumer.setProblems(problems);
-        metrics = new PluginMetrics(consumer, numPartitions);
+        backfill = new Backfill(backfillHost(), topic, numPartitions, configs, c.consumeWaitMs());
+        metrics = new PluginMetrics(consumer, numPartitions, backfill);
         metrics.register();
         Thread t = new Thread(this::initialize, "RlmetaRLMMInitializationThread");
         t.setDaemon(true);
@@ -268,12 +273,16 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                 startConsumer(c);
                 Thread pt = new Thread(this::refreshLoop, "RlmetaRLMMCleanupPolicy");
                 pt.setDaemon(true);
+                Thread bt = new Thread(backfill, "RlmetaRLMMBackfill");
+                bt.setDaemon(true);
                 synchronized (partitionsLock) {
                     if (closed) {
                         return;
                     }
                     policyThread = pt;
                     pt.start();
+                    backfillThread = bt;
+                    bt.start();
                 }
                 ready = true;
                 log.info("rlmeta RLMM initialized on broker {} after {} attempt(s), clients as {}", brokerId, attempt,
@@ -418,6 +427,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             }
             refreshPolicy();
             refreshFeatures();
+            backfill.wake(); // a level may have moved to 1
         }
     }
 
@@ -513,6 +523,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             }
         }
         consumer.setWanted(all, Set.of());
+        backfill.leadershipChanged(leaders, followers);
     }
 
     @Override
@@ -533,6 +544,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             }
         }
         consumer.setWanted(Set.of(), partitions);
+        backfill.leadershipChanged(Set.of(), partitions);
     }
 
     /**
@@ -555,6 +567,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             mc.close();
         }
         join(policyThread, true);
+        join(backfillThread, true);
         KafkaProducer<byte[], byte[]> p = producer;
         if (p != null) {
             p.close(Duration.ofSeconds(5));
@@ -631,6 +644,34 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private CompletableFuture<Void> write(RemoteLogMetadata event, TopicIdPartition tp, boolean copyStarts)
             throws RemoteStorageException {
         ensureReady();
+        // one write of this user partition at a time, backfill rounds included, from plan to applied
+        java.util.concurrent.Semaphore lock = writeLock(tp);
+        try {
+            if (!lock.tryAcquire(config.consumeWaitMs(), TimeUnit.MILLISECONDS)) {
+                return CompletableFuture.failedFuture(KafkaCompat.retriable("another write of " + tp
+                        + " (or its backfill) did not finish within " + config.consumeWaitMs() + " ms; retry"));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return CompletableFuture.failedFuture(KafkaCompat.retriable("interrupted waiting to write " + tp, e));
+        }
+        CompletableFuture<Void> f;
+        try {
+            f = writeHoldingLock(event, tp);
+        } catch (RemoteStorageException | RuntimeException e) {
+            lock.release();
+            throw e;
+        }
+        f.whenComplete((v, err) -> lock.release());
+        return f;
+    }
+
+    java.util.concurrent.Semaphore writeLock(TopicIdPartition tp) {
+        return writeLocks.computeIfAbsent(tp, t -> new java.util.concurrent.Semaphore(1));
+    }
+
+    private CompletableFuture<Void> writeHoldingLock(RemoteLogMetadata event, TopicIdPartition tp)
+            throws RemoteStorageException {
         int mp = metadataPartition(tp, numPartitions);
         if (!consumer.isAssigned(mp)) {
             return CompletableFuture.failedFuture(KafkaCompat.retriable(
@@ -768,6 +809,50 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         if (epoch >= 0 && leading.contains(tp)) {
             knownEpoch.merge(tp, epoch, Math::max);
         }
+    }
+
+    private Backfill.Host backfillHost() {
+        return new Backfill.Host() {
+            @Override
+            public MetadataStore store() {
+                return store;
+            }
+
+            @Override
+            public MetadataConsumer consumer() {
+                return consumer;
+            }
+
+            @Override
+            public Admin admin() {
+                return admin;
+            }
+
+            @Override
+            public KafkaProducer<byte[], byte[]> producer() {
+                return currentProducer();
+            }
+
+            @Override
+            public boolean leads(TopicIdPartition tp) {
+                return leading.contains(tp) && loaded.contains(tp);
+            }
+
+            @Override
+            public int knownLeaderEpoch(TopicIdPartition tp) {
+                return RlmetaRemoteLogMetadataManager.this.knownLeaderEpoch(tp);
+            }
+
+            @Override
+            public java.util.concurrent.Semaphore writeLock(TopicIdPartition tp) {
+                return RlmetaRemoteLogMetadataManager.this.writeLock(tp);
+            }
+
+            @Override
+            public boolean closed() {
+                return closed;
+            }
+        };
     }
 
     /** The leader epoch the plugin knows for a partition (see {@link #knownEpoch}), or -1. */

@@ -1,0 +1,371 @@
+//! The backfill of segments written before KIP-1266 (`Store::plan_backfill`) against the
+//! partition leader's own deletions and against a second writer (a deposed leader): the log is
+//! cut after every record, and at each cut a replay of the whole log is compared with replays of
+//! the log compacted (null-key records dropped, the last value of each key kept, with and without
+//! the tombstones). Nothing compacted may hold a segment the whole log does not (resurrected),
+//! nor one in a later state (mid-backfill a segment's record can be keyed before its update), and
+//! once the backfill is in, both hold the same segments in the same states (nothing lost), but for
+//! a segment in DELETE_SEGMENT_STARTED, which a compacted log may forget once its deletion's last
+//! records begin (the planner's deletion order; its remote data is going away).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is a panic
+
+use std::collections::BTreeMap;
+
+use rlmeta::cache::Store;
+use rlmeta::feature::MetadataLevel;
+use rlmeta::model::{SegmentState, TopicIdPartition, Uuid};
+use rlmeta::plan::{Event, Planned, SegmentEvent, UNKNOWN_EPOCH};
+use rlmeta::record::{
+    LeaderEpochEntries, LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord,
+    SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
+};
+use rlmeta::{ErrorKind, RecordKey};
+
+type Rec = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+fn tp() -> TopicIdPartition {
+    TopicIdPartition {
+        topic_id: Uuid::parse("T8fJ9Kz3RyWxP2mQ4nL7vA").unwrap_or_default(),
+        topic: "topicA".into(),
+        partition: 0,
+    }
+}
+
+fn uuid(n: i64) -> Uuid {
+    Uuid::new(n, n)
+}
+
+fn id_entry(n: i64) -> SegmentIdEntry<'static> {
+    SegmentIdEntry {
+        topic_id_partition: TopicIdPartitionEntry {
+            name: "topicA".into(),
+            id: tp().topic_id,
+            partition: 0,
+            unknown_tagged_fields: vec![],
+        },
+        id: uuid(n),
+        unknown_tagged_fields: vec![],
+    }
+}
+
+/// A version-0 segment record as stock Kafka writes it (null key), data in leader epoch `epoch`.
+fn stock_started(n: i64, start: i64, epoch: i32) -> Rec {
+    let v = Value {
+        version: 0,
+        record: Record::Segment(SegmentMetadataRecord {
+            remote_log_segment_id: id_entry(n),
+            start_offset: start,
+            end_offset: start + 99,
+            broker_id: 1,
+            max_timestamp_ms: 1,
+            event_timestamp_ms: 1,
+            segment_leader_epochs: LeaderEpochEntries::One(LeaderEpochEntry {
+                leader_epoch: epoch,
+                offset: start,
+                unknown_tagged_fields: vec![],
+            }),
+            segment_size_in_bytes: 10,
+            custom_metadata: None,
+            remote_log_segment_state: 0,
+            txn_index_empty: false,
+            broker_leader_epoch: 0,
+            unknown_tagged_fields: vec![],
+        }),
+    };
+    (None, Some(v.encode().unwrap()))
+}
+
+/// A version-0 update as stock Kafka writes it (null key).
+fn stock_update(n: i64, state: SegmentState) -> Rec {
+    let v = Value {
+        version: 0,
+        record: Record::Update(SegmentMetadataUpdateRecord {
+            remote_log_segment_id: id_entry(n),
+            broker_id: 1,
+            event_timestamp_ms: 2,
+            custom_metadata: None,
+            remote_log_segment_state: state.id(),
+            broker_leader_epoch: -1,
+            end_offset: -1,
+            unknown_tagged_fields: vec![],
+        }),
+    };
+    (None, Some(v.encode().unwrap()))
+}
+
+fn replay(log: &[Rec]) -> Store {
+    let mut s = Store::new();
+    s.load_partition(&tp());
+    for (offset, (k, v)) in log.iter().enumerate() {
+        s.apply(offset as i64, k.as_deref(), v.as_deref());
+    }
+    s.mark_initialized(&tp());
+    s
+}
+
+/// What Kafka's cleaner leaves of `log`: no null-key record, each key's last record, in offset
+/// order; tombstones kept (within delete.retention.ms) or gone (past it).
+fn compacted(log: &[Rec], keep_tombstones: bool) -> Vec<Rec> {
+    let mut last: BTreeMap<&[u8], usize> = BTreeMap::new();
+    for (i, (k, _)) in log.iter().enumerate() {
+        if let Some(k) = k {
+            last.insert(k, i);
+        }
+    }
+    let mut keep: Vec<usize> = last.into_values().collect();
+    keep.sort_unstable();
+    keep.into_iter()
+        .map(|i| log[i].clone())
+        .filter(|(_, v)| keep_tombstones || v.is_some())
+        .collect()
+}
+
+fn live(s: &Store) -> BTreeMap<Uuid, SegmentState> {
+    s.segments(&tp())
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| (m.id, m.state))
+        .collect()
+}
+
+/// A broker's view: its store and the log as it appended to it.
+struct Writer {
+    store: Store,
+}
+
+impl Writer {
+    fn of(log: &[Rec]) -> Writer {
+        Writer { store: replay(log) }
+    }
+
+    fn ev(id: Uuid, epoch: i32) -> SegmentEvent {
+        SegmentEvent {
+            partition: tp(),
+            segment_id: id,
+            broker_id: 2,
+            event_timestamp_ms: 9,
+            custom_metadata: None,
+            broker_leader_epoch: epoch,
+        }
+    }
+
+    fn plan(&self, e: Event) -> Vec<Rec> {
+        recs(self.store.plan(&e, MetadataLevel::V1).unwrap())
+    }
+
+    fn backfill(&self, epoch: i32) -> rlmeta::Result<Vec<Rec>> {
+        Ok(recs(self.store.plan_backfill(
+            &tp(),
+            epoch,
+            MetadataLevel::V1,
+        )?))
+    }
+
+    /// Appends to the log and applies here (this writer's records are applied before its next plan).
+    fn write(&mut self, log: &mut Vec<Rec>, records: Vec<Rec>) {
+        for (k, v) in records {
+            self.store
+                .apply(log.len() as i64, k.as_deref(), v.as_deref());
+            log.push((k, v));
+        }
+    }
+
+    fn delete(&mut self, log: &mut Vec<Rec>, id: Uuid, epoch: i32) -> Vec<Rec> {
+        let started = self.plan(Event::DeleteStarted(Writer::ev(id, epoch)));
+        self.write(log, started.clone());
+        let finished = self.plan(Event::DeleteFinished(Writer::ev(id, epoch)));
+        self.write(log, finished.clone());
+        [started, finished].concat()
+    }
+}
+
+fn recs(planned: Vec<Planned>) -> Vec<Rec> {
+    planned
+        .into_iter()
+        .map(|p| (Some(p.key.format().into_bytes()), p.value))
+        .collect()
+}
+
+fn key_text(r: &Rec) -> String {
+    String::from_utf8_lossy(r.0.as_deref().unwrap_or_default()).into_owned()
+}
+
+/// Checks every cut of `head ++ tail`: compacted replays never hold a segment, or a state, the
+/// whole log does not; from `complete_at` on they hold exactly what it holds.
+fn check_every_cut(head: &[Rec], tail: &[Rec], complete_at: usize) {
+    for cut in 0..=tail.len() {
+        let log: Vec<Rec> = head.iter().chain(&tail[..cut]).cloned().collect();
+        let whole = live(&replay(&log));
+        for keep in [true, false] {
+            let comp = live(&replay(&compacted(&log, keep)));
+            for (id, st) in &comp {
+                // mid-backfill a segment's record may be keyed before its update: compacted, it is
+                // still in the earlier state (a backfill not complete yet), never a later one
+                assert!(
+                    whole.get(id).is_some_and(|w| w.id() >= st.id()),
+                    "cut {cut} (tombstones kept: {keep}): segment {id} resurrected or in a later \
+                     state after compaction; whole {whole:?}, compacted {comp:?}"
+                );
+            }
+            if cut >= complete_at {
+                // a segment being deleted may already be forgotten by the compacted log (its data
+                // is going away; the planner's deletion order), every other one is held as it is
+                for (id, st) in &whole {
+                    if *st != SegmentState::DeleteSegmentStarted {
+                        assert_eq!(
+                            comp.get(id),
+                            Some(st),
+                            "cut {cut} (tombstones kept: {keep}): live segment {id} lost by \
+                             compaction; whole {whole:?}, compacted {comp:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Two segments finished before KIP-1266, one started and left, one being deleted.
+fn stock_history() -> Vec<Rec> {
+    vec![
+        stock_started(1, 0, 3),
+        stock_update(1, SegmentState::CopySegmentFinished),
+        stock_started(2, 100, 4),
+        stock_update(2, SegmentState::CopySegmentFinished),
+        stock_started(3, 200, 4),
+    ]
+}
+
+#[test]
+fn backfill_then_the_leaders_deletions_at_every_cut() {
+    let head = stock_history();
+    let mut log = head.clone();
+    let mut leader = Writer::of(&log);
+    let backfill = leader.backfill(7).unwrap();
+    // segment 1 and 2: segment record and update; segment 3 (started): its segment record
+    assert_eq!(
+        backfill.iter().map(key_text).collect::<Vec<_>>(),
+        vec![
+            k(99, 3, false),
+            k(99, 3, true),
+            k(199, 4, false),
+            k(199, 4, true),
+            k(299, 4, false)
+        ],
+        "keyed by each segment's newest data epoch, not the writer's 7"
+    );
+    leader.write(&mut log, backfill.clone());
+    assert!(
+        leader.backfill(7).unwrap().is_empty(),
+        "idempotent: nothing is planned again"
+    );
+    let deleted = leader.delete(&mut log, uuid(1), 7);
+    assert!(
+        deleted
+            .iter()
+            .any(|r| key_text(r) == k(99, 3, false) && r.1.is_none()),
+        "the deletion tombstones the key the backfill wrote: {:?}",
+        deleted.iter().map(key_text).collect::<Vec<_>>()
+    );
+    let deleted3 = leader.delete(&mut log, uuid(3), 7);
+    let tail: Vec<Rec> = [backfill.clone(), deleted, deleted3].concat();
+    check_every_cut(&head, &tail, backfill.len());
+    let end = live(&replay(&compacted(&log, false)));
+    assert_eq!(
+        end,
+        BTreeMap::from([(uuid(2), SegmentState::CopySegmentFinished)])
+    );
+}
+
+#[test]
+fn a_segment_being_deleted_waits_for_its_deletion_to_finish() {
+    let mut head = stock_history();
+    head.push(stock_update(1, SegmentState::DeleteSegmentStarted));
+    let mut log = head.clone();
+    let mut leader = Writer::of(&log);
+    let backfill = leader.backfill(7).unwrap();
+    assert!(
+        backfill.iter().all(|r| !key_text(r).contains(":99:")),
+        "segment 1 (DELETE_SEGMENT_STARTED) is not backfilled"
+    );
+    leader.write(&mut log, backfill.clone());
+    let refused = leader.backfill(7).unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::InvalidState);
+    assert!(
+        refused.to_string().contains("DELETE_SEGMENT_STARTED"),
+        "{refused}"
+    );
+    // the leader retries the stuck deletion (Kafka's expiration task): then the backfill is done
+    let deleted = leader.delete(&mut log, uuid(1), 7);
+    assert!(leader.backfill(7).unwrap().is_empty());
+    let tail: Vec<Rec> = [backfill.clone(), deleted].concat();
+    check_every_cut(&head, &tail, backfill.len());
+    assert!(!live(&replay(&compacted(&log, false))).contains_key(&uuid(1)));
+}
+
+#[test]
+fn a_new_leader_finishes_what_the_old_one_started_under_the_same_keys() {
+    let head = stock_history();
+    let mut log = head.clone();
+    let mut old = Writer::of(&log);
+    let full = old.backfill(5).unwrap();
+    // the old leader dies after two records (kill -9 mid-backfill)
+    old.write(&mut log, full[..2].to_vec());
+    let mut new = Writer::of(&log);
+    let rest = new.backfill(UNKNOWN_EPOCH).unwrap();
+    assert_eq!(
+        rest,
+        full[2..].to_vec(),
+        "the new leader plans exactly the rest"
+    );
+    new.write(&mut log, rest);
+    assert!(new.backfill(8).unwrap().is_empty());
+    let tail: Vec<Rec> = log[head.len()..].to_vec();
+    check_every_cut(&head, &tail, tail.len());
+}
+
+/// A deposed leader's backfill record lands after the new leader planned a deletion of the same
+/// segment but before its records: the deletion's tombstones follow it and cover its key.
+#[test]
+fn a_deposed_leaders_backfill_in_flight_is_covered_by_the_new_leaders_deletion() {
+    let head = stock_history();
+    let mut log = head.clone();
+    let old = Writer::of(&log);
+    let zombie = old.backfill(5).unwrap(); // planned, not yet landed
+    let mut new = Writer::of(&log);
+    let started = new.plan(Event::DeleteStarted(Writer::ev(uuid(1), 9)));
+    new.write(&mut log, started);
+    let finished = new.plan(Event::DeleteFinished(Writer::ev(uuid(1), 9)));
+    // the zombie's records of segment 1 land between the plan and the records of the deletion
+    log.extend(zombie[..2].iter().cloned());
+    new.write(&mut log, finished);
+    let whole = live(&replay(&log));
+    assert!(!whole.contains_key(&uuid(1)));
+    for keep in [true, false] {
+        let comp = live(&replay(&compacted(&log, keep)));
+        assert!(!comp.contains_key(&uuid(1)), "resurrected: {comp:?}");
+    }
+}
+
+#[test]
+fn never_at_level_0() {
+    let s = replay(&stock_history());
+    let e = s.plan_backfill(&tp(), 5, MetadataLevel::V0).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidState);
+    assert!(
+        s.plan_backfill(&tp(), 5, MetadataLevel::V2)
+            .is_ok_and(|p| p.len() == 5)
+    );
+}
+
+fn k(end: i64, epoch: i32, update: bool) -> String {
+    RecordKey {
+        topic_id: tp().topic_id,
+        topic: "topicA".into(),
+        partition: 0,
+        end_offset: end,
+        broker_leader_epoch: epoch,
+        update,
+    }
+    .format()
+}
