@@ -446,6 +446,75 @@ mod tests {
         );
     }
 
+    /// Found by the journey test (tests/cluster JourneyTest) on a real cluster: a segment the
+    /// plugin uploads and deletes at level 0 leaves its keyed segment record (no tombstones at
+    /// level 0), and compaction keeps it next to the DELETE_SEGMENT_FINISHED update, which a replay
+    /// drops as an illegal transition: the segment comes back as COPY_SEGMENT_STARTED.
+    #[test]
+    fn a_segment_deleted_at_level_zero_comes_back_once_compacted() {
+        let mut t = Topic::default();
+        let seg = SegmentMetadata {
+            id: uuid(5),
+            start_offset: 0,
+            end_offset: 9,
+            broker_id: 1,
+            max_timestamp_ms: 0,
+            event_timestamp_ms: 0,
+            leader_epochs: vec![(4, 0)].into(),
+            segment_size_in_bytes: 1,
+            custom_metadata: None,
+            state: SegmentState::CopySegmentStarted,
+            txn_index_empty: true,
+            broker_leader_epoch: 4,
+        };
+        let v0 = |t: &mut Topic, e: Event| {
+            let planned = t.store.plan(&e, MetadataLevel::V0).unwrap();
+            t.produce(planned);
+        };
+        v0(
+            &mut t,
+            Event::CopyStarted {
+                partition: tp(),
+                segment: seg,
+            },
+        );
+        for e in [
+            Event::CopyFinished,
+            Event::DeleteStarted,
+            Event::DeleteFinished,
+        ] {
+            let ev = t.event(5);
+            v0(&mut t, e(ev));
+        }
+        assert!(
+            t.records
+                .iter()
+                .all(|r| r.key.is_some() && r.value.is_some())
+        );
+        let v = verify_keyed(&t.records);
+        assert_eq!(v.live_segments, 0);
+        let got: Vec<_> = v
+            .unheld
+            .iter()
+            .map(|u| (u.segment_id, u.why, u.held))
+            .collect();
+        assert_eq!(
+            got,
+            vec![(
+                uuid(5),
+                Unheld::Resurrected,
+                Some(SegmentState::CopySegmentStarted)
+            )]
+        );
+        // At level 1 the backfill tombstones the keys that still hold it, then plans nothing more.
+        t.backfill();
+        let v = verify_keyed(&t.records);
+        assert!(v.holds(), "{:?}", v.unheld);
+        assert_eq!(v.records_after_compaction, 0);
+        let again = t.store.plan_backfill(&tp(), 4, MetadataLevel::V1).unwrap();
+        assert!(again.is_empty(), "{again:?}");
+    }
+
     #[test]
     fn keyed_copies_of_a_fresh_cluster_hold() {
         let mut t = Topic::default();
