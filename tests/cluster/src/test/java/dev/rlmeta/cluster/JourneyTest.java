@@ -166,7 +166,20 @@ class JourneyTest {
         awaitCaughtUp(victim, System.nanoTime());
         Run progress = run(tool, 0, "--check", "--backfill");
         say("backfill progress: %s", lastLine(progress.out, "Live segments:"));
-        KafkaCluster.await("the backfill to complete (--check --backfill)", STEP, () -> run(tool, 0, "--check", "--backfill").rc == 0);
+        String[] lastCheck = {""};
+        try {
+            KafkaCluster.await("the backfill to complete (--check --backfill)", STEP, () -> {
+                Run r = run(tool, 0, "--check", "--backfill");
+                lastCheck[0] = r.out;
+                return r.rc == 0;
+            });
+        } catch (AssertionError e) {
+            Files.writeString(c.work().resolve("last-check.txt"), lastCheck[0]);
+            String[] lines = lastCheck[0].split("\n");
+            say("the last --check --backfill (all of it in %s):%n%s", c.work().resolve("last-check.txt"),
+                    String.join("\n", java.util.Arrays.copyOfRange(lines, 0, Math.min(lines.length, 40))));
+            throw e;
+        }
         long backfillMs = (System.nanoTime() - backfill0) / 1_000_000;
         int backfilled = 0;
         for (Rec r : MetaTopic.read(c.bootstrap())) {
