@@ -782,14 +782,24 @@ type UnheldOut = (
     Vec<i64>,
 );
 
+type SupersededOut = (Tp, String, i64, i64, String, Vec<i64>);
+
 /// Whether one metadata partition's records, read from its start, hold every live segment under
 /// keyed records (the core's `keyed::verify_keyed`): `(live segments, records, null-key records,
-/// records after compaction, failures)`.
+/// records after compaction, failures, superseded attempts)`; a superseded attempt is
+/// `(partition, segment id, start offset, end offset, id of the attempt served, offsets)`.
 #[pyfunction]
 pub fn verify_keyed(
     py: Python<'_>,
     records: Vec<Rec>,
-) -> (usize, usize, usize, usize, Vec<UnheldOut>) {
+) -> (
+    usize,
+    usize,
+    usize,
+    usize,
+    Vec<UnheldOut>,
+    Vec<SupersededOut>,
+) {
     let records: Vec<LogRecord> = records
         .into_iter()
         .map(|(offset, timestamp_ms, key, value)| LogRecord {
@@ -812,12 +822,24 @@ pub fn verify_keyed(
             u.null_key_offsets.clone(),
         )
     });
+    let superseded = v.superseded.iter().map(|s| {
+        let a = &s.attempt;
+        (
+            tp_out(&a.partition),
+            a.segment_id.to_string(),
+            a.start_offset,
+            a.end_offset,
+            a.served_by.to_string(),
+            s.offsets.clone(),
+        )
+    });
     (
         v.live_segments,
         v.records,
         v.null_key_records,
         v.records_after_compaction,
         unheld.collect(),
+        superseded.collect(),
     )
 }
 

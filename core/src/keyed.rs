@@ -8,7 +8,10 @@
 //! may leave: null-key records dropped and nothing else cleaned (a cleaning still under way), and
 //! everything cleaned (latest record of each key, tombstones past their horizon gone). Both must
 //! list the same live segments in the same states, with no deleted segment back. The segments that
-//! fail are returned with the offsets of the records that carry them. Never: I/O, clocks (the
+//! fail are returned with the offsets of the records that carry them. A finished upload attempt
+//! Kafka serves no fetch from, whose key pair holds the attempt it serves instead
+//! (`Store::superseded`), is not a failure when compaction drops it: it is reported apart, as
+//! superseded (its remote objects become orphans). Never: I/O, clocks (the
 //! cleaner runs "at the end of time"), or what to write to fix a failure (`Store::plan_backfill`).
 
 use std::collections::{BTreeMap, HashMap};
@@ -16,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::cache::Store;
 use crate::compaction::{CleanupPolicy, Log, LogRecord, TopicConfig};
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
+use crate::plan::Superseded;
 use crate::record::{Record, decode_value};
 
 /// How a segment fails the verification.
@@ -58,6 +62,15 @@ pub struct UnheldSegment {
     pub null_key_offsets: Vec<i64>,
 }
 
+/// A live, unserved upload attempt that compaction drops, and the attempt Kafka serves instead
+/// (see `Store::superseded`): reported, not a failure.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SupersededSegment {
+    pub attempt: Superseded,
+    /// Offsets, in the metadata partition, of every record that names the segment.
+    pub offsets: Vec<i64>,
+}
+
 /// The verdict for one metadata partition.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct KeyedVerdict {
@@ -70,6 +83,8 @@ pub struct KeyedVerdict {
     pub records_after_compaction: usize,
     /// Failures, by partition then segment id.
     pub unheld: Vec<UnheldSegment>,
+    /// Unserved upload attempts compaction drops, by partition then segment id.
+    pub superseded: Vec<SupersededSegment>,
 }
 
 impl KeyedVerdict {
@@ -82,10 +97,18 @@ impl KeyedVerdict {
 fn replay<'a>(
     records: impl Iterator<Item = &'a LogRecord>,
 ) -> BTreeMap<(TopicIdPartition, Uuid), SegmentState> {
+    live_of(&store_of(records))
+}
+
+fn store_of<'a>(records: impl Iterator<Item = &'a LogRecord>) -> Store {
     let mut store = Store::new();
     for r in records {
         store.apply(r.offset, r.key.as_deref(), r.value.as_deref());
     }
+    store
+}
+
+fn live_of(store: &Store) -> BTreeMap<(TopicIdPartition, Uuid), SegmentState> {
     let mut out = BTreeMap::new();
     for tp in store.partitions() {
         if let Some(cache) = store.partition_cache(tp) {
@@ -126,7 +149,15 @@ fn fully_compacted(records: &[LogRecord]) -> Vec<LogRecord> {
 
 /// Verifies one metadata partition from its records, read from its start in offset order.
 pub fn verify_keyed(records: &[LogRecord]) -> KeyedVerdict {
-    let live = replay(records.iter());
+    let whole = store_of(records.iter());
+    let live = live_of(&whole);
+    let unserved: BTreeMap<(TopicIdPartition, Uuid), Superseded> = whole
+        .partitions()
+        .into_iter()
+        .flat_map(|tp| whole.superseded(tp))
+        .map(|s| ((s.partition.clone(), s.segment_id), s))
+        .collect();
+    let mut superseded: BTreeMap<(TopicIdPartition, Uuid), SupersededSegment> = BTreeMap::new();
     let keyed_only = replay(records.iter().filter(|r| r.key.is_some()));
     let compacted_records = fully_compacted(records);
     let compacted = replay(compacted_records.iter());
@@ -158,6 +189,15 @@ pub fn verify_keyed(records: &[LogRecord]) -> KeyedVerdict {
                 Some(h) if h != *state => Unheld::StaleState,
                 Some(_) => continue,
             };
+            if let (Unheld::Lost, Some(s)) = (why, unserved.get(k)) {
+                superseded
+                    .entry(k.clone())
+                    .or_insert_with(|| SupersededSegment {
+                        attempt: s.clone(),
+                        offsets: Vec::new(),
+                    });
+                continue;
+            }
             unheld.entry(k.clone()).or_insert_with(|| UnheldSegment {
                 partition: k.0.clone(),
                 segment_id: k.1,
@@ -192,12 +232,22 @@ pub fn verify_keyed(records: &[LogRecord]) -> KeyedVerdict {
             u
         })
         .collect();
+    let superseded = superseded
+        .into_values()
+        .map(|mut s| {
+            if let Some((all, _)) = offsets.get(&s.attempt.segment_id) {
+                s.offsets.clone_from(all);
+            }
+            s
+        })
+        .collect();
     KeyedVerdict {
         live_segments: live.len(),
         records: records.len(),
         null_key_records: records.iter().filter(|r| r.key.is_none()).count(),
         records_after_compaction: compacted_records.len(),
         unheld,
+        superseded,
     }
 }
 
@@ -338,6 +388,39 @@ mod tests {
         t.stock(stock_update(3, SegmentState::DeleteSegmentStarted));
         t.stock(stock_update(3, SegmentState::DeleteSegmentFinished));
         t
+    }
+
+    /// Two finished upload attempts of one range: before the backfill both are lost; after it,
+    /// the one Kafka serves (the later) holds, the other is superseded, not a failure.
+    #[test]
+    fn an_unserved_second_attempt_is_superseded_not_lost() {
+        let mut t = stock_history();
+        t.stock(stock_started(8, 300));
+        t.stock(stock_started(9, 300));
+        t.stock(stock_update(9, SegmentState::CopySegmentFinished));
+        t.stock(stock_update(8, SegmentState::CopySegmentFinished));
+        let before = verify_keyed(&t.records);
+        assert!(before.unheld.iter().any(|u| u.segment_id == uuid(8)));
+        assert!(before.unheld.iter().all(|u| u.segment_id != uuid(9)));
+        assert_eq!(before.superseded.len(), 1, "{:?}", before.superseded);
+        t.backfill();
+        let after = verify_keyed(&t.records);
+        assert!(after.holds(), "{:?}", after.unheld);
+        let s: Vec<_> = after
+            .superseded
+            .iter()
+            .map(|s| {
+                let a = &s.attempt;
+                (
+                    a.segment_id,
+                    a.served_by,
+                    a.start_offset,
+                    a.end_offset,
+                    s.offsets.clone(),
+                )
+            })
+            .collect();
+        assert_eq!(s, vec![(uuid(9), uuid(8), 300, 399, vec![8, 9])]);
     }
 
     #[test]

@@ -36,6 +36,7 @@ __all__ = [
     "partitions_missing_level",
     "UnheldSegment",
     "KeyedVerdict",
+    "SupersededSegment",
     "verify_keyed",
 ]
 
@@ -166,6 +167,20 @@ class UnheldSegment:
 
 
 @dataclass(frozen=True)
+class SupersededSegment:
+    """A finished upload attempt Kafka serves no fetch from: a later attempt on the same key pair
+    (``served_by``) serves its range. Compaction drops it; not a failure (the core's
+    ``keyed::SupersededSegment``)."""
+
+    partition: TopicIdPartition
+    segment_id: str
+    start_offset: int
+    end_offset: int
+    served_by: str
+    offsets: Tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class KeyedVerdict:
     """Whether one metadata partition holds every live segment under keyed records."""
 
@@ -174,6 +189,7 @@ class KeyedVerdict:
     null_key_records: int
     records_after_compaction: int
     unheld: Tuple[UnheldSegment, ...]
+    superseded: Tuple[SupersededSegment, ...] = ()
 
     @property
     def holds(self) -> bool:
@@ -184,9 +200,12 @@ def verify_keyed(records: Iterable[Tuple[int, int, Optional[bytes], Optional[byt
     """The core's verdict for one metadata partition's ``(offset, timestamp, key, value)`` records,
     read from its start: replayed as they are, and as Kafka's cleaner could leave them at level 2
     (null-key records dropped, compacted), the same live segments in the same states."""
-    live, total, nulls, after, unheld = _native.verify_keyed(list(records))
+    live, total, nulls, after, unheld, superseded = _native.verify_keyed(list(records))
     st = lambda s: None if s is None else SegmentState(s)  # noqa: E731
     return KeyedVerdict(live, total, nulls, after, tuple(
         UnheldSegment(TopicIdPartition(tp[1], tp[0], tp[2]), sid, why, st(a), st(b), tuple(o), tuple(n))
         for tp, sid, why, a, b, o, n in unheld
+    ), tuple(
+        SupersededSegment(TopicIdPartition(tp[1], tp[0], tp[2]), sid, so, eo, by, tuple(o))
+        for tp, sid, so, eo, by, o in superseded
     ))

@@ -533,7 +533,7 @@ def verify_backfill(cluster: Cluster, args: argparse.Namespace) -> Tuple[TopicSt
     out(f"Verifying that keyed records hold every live segment of {METADATA_TOPIC} (fresh read)...")
     state = scan_topic(cluster, not args.no_progress, report_null_keys=False, keep_records=True)
     require_read(state, args.timeout_ms)
-    live = failing = 0
+    live = failing = superseded = 0
     for p, scan in sorted(state.partitions.items()):
         v = verify_keyed(scan.records)
         scan.records = []
@@ -552,7 +552,14 @@ def verify_backfill(cluster: Cluster, args: argparse.Namespace) -> Tuple[TopicSt
             offsets = ", ".join(map(str, u.offsets))
             nulls = ", ".join(map(str, u.null_key_offsets)) or "none"
             out(f"    ⚠️  {where}: {what} (records at offsets {offsets}; null keys at {nulls})")
-    out(f"Live segments: {live}; not held by keyed records: {failing}")
+        for s in v.superseded:
+            superseded += 1
+            out(f"    superseded: segment={s.segment_id} of {s.partition.name}-{s.partition.partition} "
+                f"(topic id {s.partition.id}), offsets {s.start_offset}..{s.end_offset}: a second upload attempt "
+                f"of that range, Kafka serves segment={s.served_by}; not a failure: no fetch is served from it, "
+                f"at level 2 its null-key records go and its remote objects become orphans "
+                f"(records at offsets {', '.join(map(str, s.offsets))})")
+    out(f"Live segments: {live}; not held by keyed records: {failing}; superseded upload attempts: {superseded}")
     return state, failing
 
 
