@@ -83,3 +83,43 @@ def test_a_null_key_deletion_after_the_backfill_is_reported_as_a_resurrection():
     (u,) = v.unheld
     assert (u.segment_id, u.why, u.state, u.held) == (seg.id, "resurrected", None, SegmentState.COPY_SEGMENT_FINISHED)
     assert u.null_key_offsets[-2:] == (nxt - 2, nxt - 1)
+
+
+def test_a_second_upload_attempt_of_one_range_is_superseded_not_a_failure():
+    """Stock Kafka 4.4.0 uploaded one range twice in one leader epoch (the journey test met it):
+    a real history with one finished segment uploaded again under a new id, finished later. Kafka
+    serves the later attempt; after the core's backfill the verdict holds and names the earlier
+    one as superseded, served by the later one."""
+    d = next(d for d in META_DIRS if rlmeta.verify_keyed(partition_records(d)).live_segments)
+    recs = partition_records(d)
+    decoded = [(o, rlmeta.decode_value(v)) for o, _, _, v in recs if v]
+    before = rlmeta.Store()
+    before.apply_many([(o, k, v) for o, _, k, v in recs])
+    live = {m.id for tp in before.partitions() for m in before.all_segments(tp)
+            if m.state == SegmentState.COPY_SEGMENT_FINISHED}
+    first, seg = next((o, v) for o, v in decoded if isinstance(v.record, rlmeta.SegmentMetadataRecord)
+                      and v.record.remote_log_segment_id.id in live)
+    old_id = seg.record.remote_log_segment_id.id
+    fin = next(v for o, v in decoded if isinstance(v.record, rlmeta.SegmentMetadataUpdateRecord)
+               and v.record.remote_log_segment_id.id == old_id
+               and v.record.remote_log_segment_state == SegmentState.COPY_SEGMENT_FINISHED)
+    new_id = "AAAAAAAAQACAAAAAAAAAAQ"  # a second attempt, as Kafka names one: a fresh random UUID
+    assert new_id not in {v.record.remote_log_segment_id.id for _, v in decoded}
+    nxt = recs[-1][0] + 1
+    for v in (seg, fin):
+        sid = dataclasses.replace(v.record.remote_log_segment_id, id=new_id)
+        again = rlmeta.Value(v.api_key, v.version, dataclasses.replace(v.record, remote_log_segment_id=sid))
+        recs.append((nxt, 0, None, rlmeta.encode_value(again)))
+        nxt += 1
+    store = rlmeta.Store()
+    store.apply_many([(o, k, v) for o, _, k, v in recs])
+    for part in store.partitions():
+        for p in store.plan_backfill(part, 0, MetadataLevel.V1):
+            recs.append((nxt, 0, p.key.encode(), p.value))
+            nxt += 1
+    v = rlmeta.verify_keyed(recs)
+    assert v.holds, v.unheld
+    (s,) = v.superseded
+    assert (s.segment_id, s.served_by) == (old_id, new_id)
+    assert (s.start_offset, s.end_offset) == (seg.record.start_offset, seg.record.end_offset)
+    assert first in s.offsets
