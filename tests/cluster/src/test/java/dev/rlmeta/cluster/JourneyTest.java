@@ -1,6 +1,7 @@
 package dev.rlmeta.cluster;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -71,6 +72,12 @@ class JourneyTest {
     Admin admin;
     final Map<String, Traffic> traffic = new TreeMap<>();
     Reader reader;
+    /**
+     * Upload attempts the migration tool reported as superseded (a second attempt of one range that
+     * Kafka serves instead; docs/MIGRATION.md): the only segments a store built before compaction may
+     * hold and a fresh replay of the compacted topic may not.
+     */
+    final Set<String> superseded = new HashSet<>();
 
     static void say(String fmt, Object... args) {
         System.out.printf("[journey] " + fmt + "%n", args);
@@ -203,6 +210,12 @@ class JourneyTest {
         assertTrue(v2.out.contains("✅ BACKFILL VERIFIED") && v2.out.contains("Successfully upgraded to remote.log.metadata.version=2"), v2.out);
         long migrationMs = (System.nanoTime() - migration0) / 1_000_000;
         say("migration: %s", lastLine(v2.out, "Live segments:"));
+        java.util.regex.Matcher sup = java.util.regex.Pattern.compile("superseded: segment=(\\S+) .*Kafka serves segment=(\\S+);")
+                .matcher(v2.out);
+        while (sup.find()) {
+            superseded.add(sup.group(1));
+            say("superseded upload attempt %s (Kafka serves %s): dropped by compaction, never served", sup.group(1), sup.group(2));
+        }
         check("level 2");
 
         // ---- Kafka's cleaner compacts the topic for real -------------------------------------------
@@ -215,17 +228,32 @@ class JourneyTest {
         for (int b : c.brokerIds()) {
             assertTrue(c.stopBroker(b), "broker " + b + " did not stop cleanly");
         }
+        // every broker is started before any is awaited: with all of them down, a metadata partition
+        // comes back only with the last replica of its ISR, so the first broker up may not read it yet
+        long full0 = System.nanoTime();
+        for (int b : c.brokerIds()) {
+            Files.deleteIfExists(c.dumpFile(b));
+            c.restartBroker(b);
+        }
+        long fullMs = -1;
+        for (int b : c.brokerIds()) {
+            fullMs = Math.max(fullMs, awaitCaughtUp(b, full0));
+        }
+        check("after a full restart (every broker caught up " + fullMs + " ms after the first start)");
+        // the bootstrap measured as before the migration: one broker restarted at a time, the others up
         long bootstrapAfter = -1;
         for (int b : c.brokerIds()) {
+            assertTrue(c.stopBroker(b), "broker " + b + " did not stop cleanly");
             Files.deleteIfExists(c.dumpFile(b));
             long t0 = System.nanoTime();
             c.restartBroker(b);
             bootstrapAfter = Math.max(bootstrapAfter, awaitCaughtUp(b, t0));
         }
-        check("after a full restart");
         List<Rec> end = MetaTopic.read(c.bootstrap());
         for (Rec r : end) {
             assertTrue(r.key() != null, "a null-key record left at offset " + r.partition() + "/" + r.offset());
+            assertFalse(superseded.contains(segmentId(r)) && !r.tombstone(),
+                    "a superseded attempt is still held at " + r.partition() + "/" + r.offset());
         }
         long tombstones = end.stream().filter(Rec::tombstone).count();
         long levels = end.stream().filter(Rec::levelRecord).count();
@@ -348,7 +376,11 @@ class JourneyTest {
                         }
                     }
                     Map<String, Set<String>> held = segments(d.get("store"));
-                    Map<String, Set<String>> want = new TreeMap<>(fresh);
+                    // a store read before compaction may still hold a superseded attempt; nothing else differs
+                    held.values().forEach(v -> v.removeIf(seg -> superseded.contains(seg.split(" ", 2)[0])));
+                    Map<String, Set<String>> want = new TreeMap<>();
+                    fresh.forEach((k, v) -> want.put(k, new TreeSet<>(v)));
+                    want.values().forEach(v -> v.removeIf(seg -> superseded.contains(seg.split(" ", 2)[0])));
                     want.keySet().retainAll(held.keySet());
                     held.values().removeIf(Set::isEmpty);
                     want.values().removeIf(Set::isEmpty);
