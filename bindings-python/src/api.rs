@@ -9,10 +9,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rlmeta::batch::{Batches, CrcCheck, ReadOptions};
 use rlmeta::cache::{Applied, Orphan, SegmentMetadata, Skip, Store};
-use rlmeta::compaction::{CleanupPolicy, Log, TopicConfig};
+use rlmeta::compaction::{CleanupPolicy, Log, LogRecord, TopicConfig};
 use rlmeta::feature::{self, MetadataLevel, NullKeyScan, PartitionLevel, Readiness};
 use rlmeta::inspect::{self, Inspector};
 use rlmeta::json::Int64Style;
+use rlmeta::keyed;
 use rlmeta::plan::event_from_json;
 use rlmeta::projection::{GrowthParams, project_growth};
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
@@ -859,6 +860,79 @@ pub fn preview_compaction(
 }
 
 /// Kafka's spelling of a `cleanup.policy` value, checked.
+/// `(topic-partition, segment id, why, state id or None, held state id or None, offsets,
+/// null-key offsets)`.
+type UnheldOut = (
+    Tp,
+    String,
+    &'static str,
+    Option<i8>,
+    Option<i8>,
+    Vec<i64>,
+    Vec<i64>,
+);
+
+type SupersededOut = (Tp, String, i64, i64, String, Vec<i64>);
+
+/// Whether one metadata partition's records, read from its start, hold every live segment under
+/// keyed records (the core's `keyed::verify_keyed`): `(live segments, records, null-key records,
+/// records after compaction, failures, superseded attempts)`; a superseded attempt is
+/// `(partition, segment id, start offset, end offset, id of the attempt served, offsets)`.
+#[pyfunction]
+pub fn verify_keyed(
+    py: Python<'_>,
+    records: Vec<Rec>,
+) -> (
+    usize,
+    usize,
+    usize,
+    usize,
+    Vec<UnheldOut>,
+    Vec<SupersededOut>,
+) {
+    let records: Vec<LogRecord> = records
+        .into_iter()
+        .map(|(offset, timestamp_ms, key, value)| LogRecord {
+            offset,
+            timestamp_ms,
+            key,
+            value,
+        })
+        .collect();
+    let v = py.detach(|| keyed::verify_keyed(&records));
+    let unheld = v.unheld.iter().map(|u| {
+        let st = |s: Option<rlmeta::SegmentState>| s.map(|s| s.id());
+        (
+            tp_out(&u.partition),
+            u.segment_id.to_string(),
+            u.why.name(),
+            st(u.state),
+            st(u.held),
+            u.offsets.clone(),
+            u.null_key_offsets.clone(),
+        )
+    });
+    let superseded = v.superseded.iter().map(|s| {
+        let a = &s.attempt;
+        (
+            tp_out(&a.partition),
+            a.segment_id.to_string(),
+            a.start_offset,
+            a.end_offset,
+            a.served_by.to_string(),
+            s.offsets.clone(),
+        )
+    });
+    (
+        v.live_segments,
+        v.records,
+        v.null_key_records,
+        v.records_after_compaction,
+        unheld.collect(),
+        superseded.collect(),
+    )
+}
+
 #[pyfunction]
 pub fn cleanup_policy_name(py: Python<'_>, text: String) -> PyResult<&'static str> {
     run(py, 0, || Ok(CleanupPolicy::parse(&text)?.name()))
@@ -950,6 +1024,18 @@ pub fn safe_v1_retention_ms(
 ) -> PyResult<i64> {
     run(py, 0, || {
         feature::safe_v1_retention_ms(&tiered_retention_ms, margin_ms)
+    })
+}
+
+/// Refuses a topic whose configs the backfill path cannot keep at level 1.
+#[pyfunction]
+pub fn check_backfill_v1(
+    py: Python<'_>,
+    cleanup_policy: String,
+    retention_ms: i64,
+) -> PyResult<()> {
+    run(py, 0, || {
+        feature::check_backfill_v1(&cleanup_policy, retention_ms)
     })
 }
 
@@ -1077,6 +1163,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cleanup_policy_name, m)?)?;
     m.add_function(wrap_pyfunction!(preview_compaction, m)?)?;
     m.add_function(wrap_pyfunction!(preview_compaction_files, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_keyed, m)?)?;
     m.add_function(wrap_pyfunction!(level_topic_configs, m)?)?;
     m.add_function(wrap_pyfunction!(check_upgrade, m)?)?;
     m.add_function(wrap_pyfunction!(level_properties, m)?)?;
@@ -1086,6 +1173,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(readiness, m)?)?;
     m.add_function(wrap_pyfunction!(safe_v1_retention_ms, m)?)?;
     m.add_function(wrap_pyfunction!(check_v1_retention, m)?)?;
+    m.add_function(wrap_pyfunction!(check_backfill_v1, m)?)?;
     m.add_function(wrap_pyfunction!(manager_is_kip1266_capable, m)?)?;
     m.add_function(wrap_pyfunction!(kip1266_capable_managers, m)?)?;
     m.add_function(wrap_pyfunction!(topic_level, m)?)?;

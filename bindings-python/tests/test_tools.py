@@ -130,6 +130,9 @@ def test_migration_help_has_the_kips_flags_defaults_and_texts(capsys):
     (["--bootstrap-server", "127.0.0.1:1", "--upgrade-to-v2"], "require --check"),
     (["--bootstrap-server", "127.0.0.1:1", "--upgrade-to-v1", "--check"], "cannot be combined"),
     (["--check"], "--bootstrap-server"),
+    (["--bootstrap-server", "127.0.0.1:1", "--check", "--upgrade-to-v2", "--backfill"], "exactly one of"),
+    (["--bootstrap-server", "127.0.0.1:1", "--upgrade-to-v2", "--backfill", "--force"], "cannot be overridden"),
+    (["--bootstrap-server", "127.0.0.1:1", "--check", "--backfill-wait-ms", "5"], "requires --upgrade-to-v2 --backfill"),
 ])
 def test_migration_usage_errors_exit_1(capsys, argv, why):
     assert migration.main(argv) == 1

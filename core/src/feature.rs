@@ -285,6 +285,27 @@ pub fn check_v1_retention(
     Ok(())
 }
 
+/// Whether the backfill path (rlmeta's extension of the KIP's tool) may move a topic to level 1
+/// without changing its configs: under `cleanup.policy=delete` nothing may expire before every
+/// live segment is held by keyed records, so `retention.ms` must be infinite (a finite one
+/// expires null-key records of live segments, and the level records too, which would read as
+/// level 0 again). A topic already at `compact,delete` (the KIP's level 1) keeps its own guard,
+/// `min.compaction.lag.ms`.
+pub fn check_backfill_v1(cleanup_policy: &str, retention_ms: i64) -> Result<()> {
+    if level_implied_by_cleanup_policy(cleanup_policy)? == MetadataLevel::V0 && retention_ms >= 0 {
+        return Err(Error::field(
+            ErrorKind::InvalidState,
+            "retention.ms",
+            format!(
+                "__remote_log_metadata has cleanup.policy=delete with retention.ms={retention_ms}: it expires null-key records of \
+                 live segments before the backfill holds them, and the level records with them; set retention.ms=-1 first, or \
+                 take the KIP's path (--upgrade-to-v1 without --backfill)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The remote log metadata managers that read KIP-1266 keys, tombstones and level records
 /// without their consumer dying: rlmeta's broker plugin. Stock Kafka 4.4.0's
 /// `TopicBasedRemoteLogMetadataManager` is not one (its consumer thread exits on a tombstone).
@@ -558,5 +579,18 @@ mod tests {
         );
         assert!(check_v1_retention(14 * day, &[30 * day], 0, true).is_ok());
         assert!(check_v1_retention(31 * day, &[30 * day], 0, false).is_ok());
+    }
+
+    #[test]
+    fn the_backfill_path_keeps_configs_only_where_nothing_expires() {
+        assert!(check_backfill_v1("delete", -1).is_ok());
+        assert!(check_backfill_v1("compact,delete", 1000).is_ok());
+        let e = check_backfill_v1("delete", 604_800_000).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidState);
+        assert!(e.to_string().contains("retention.ms=604800000"), "{e}");
+        assert_eq!(
+            check_backfill_v1("bogus", -1).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
     }
 }

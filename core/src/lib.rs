@@ -39,6 +39,7 @@ pub mod host;
 pub mod inspect;
 pub mod json;
 pub mod key;
+pub mod keyed;
 pub mod model;
 pub mod partitioner;
 pub mod plan;

@@ -358,6 +358,144 @@ fn never_at_level_0() {
     );
 }
 
+/// The history plus two finished upload attempts of one range (300..399, epoch 4), as stock
+/// Kafka 4.4.0 wrote them in the journey; `later` finishes last, so Kafka serves it.
+fn two_attempts(earlier: i64, later: i64) -> Vec<Rec> {
+    let mut log = stock_history();
+    log.extend([
+        stock_started(earlier, 300, 4),
+        stock_started(later, 300, 4),
+        stock_update(earlier, SegmentState::CopySegmentFinished),
+        stock_update(later, SegmentState::CopySegmentFinished),
+    ]);
+    log
+}
+
+/// At every cut of `tail` after `head`: compaction brings back nothing and no later state; once
+/// the backfill is in, every segment but `unserved` is held as it is, the range 300..399 is
+/// served by the same attempt whole and compacted, and `unserved` is gone.
+fn check_every_cut_but(head: &[Rec], tail: &[Rec], complete_at: usize, unserved: Uuid) {
+    for cut in 0..=tail.len() {
+        let log: Vec<Rec> = head.iter().chain(&tail[..cut]).cloned().collect();
+        let whole_store = replay(&log);
+        let whole = live(&whole_store);
+        let serving = |s: &Store| s.segment_for(&tp(), 4, 350).ok().flatten().map(|m| m.id);
+        for keep in [true, false] {
+            let comp_store = replay(&compacted(&log, keep));
+            let comp = live(&comp_store);
+            for (id, st) in &comp {
+                assert!(
+                    whole.get(id).is_some_and(|w| w.id() >= st.id()),
+                    "cut {cut} (tombstones kept: {keep}): {id} resurrected or later: whole \
+                     {whole:?}, compacted {comp:?}"
+                );
+            }
+            if cut >= complete_at {
+                for (id, st) in whole.iter().filter(|(id, _)| **id != unserved) {
+                    assert_eq!(comp.get(id), Some(st), "cut {cut} ({keep}): {id} lost");
+                }
+                assert!(!comp.contains_key(&unserved), "cut {cut} ({keep})");
+                assert_eq!(
+                    serving(&comp_store),
+                    serving(&whole_store),
+                    "cut {cut} ({keep}): the served attempt changed"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn two_finished_attempts_of_one_range_the_served_one_is_keyed_at_every_cut() {
+    // by finishing order, not by id: both orders
+    for (earlier, later) in [(10, 11), (11, 10)] {
+        let head = two_attempts(earlier, later);
+        let mut log = head.clone();
+        let mut leader = Writer::of(&log);
+        let sup = leader.store.superseded(&tp());
+        assert_eq!(sup.len(), 1, "{sup:?}");
+        assert_eq!(
+            (
+                sup[0].segment_id,
+                sup[0].served_by,
+                sup[0].start_offset,
+                sup[0].end_offset
+            ),
+            (uuid(earlier), uuid(later), 300, 399)
+        );
+        let backfill = leader.backfill(7).unwrap();
+        // the other segments are backfilled beside the duplicate, and the key pair 399:4 holds
+        // the served attempt: its segment record and update, once each
+        assert_eq!(
+            backfill.iter().map(key_text).collect::<Vec<_>>(),
+            vec![
+                k(99, 3, false),
+                k(99, 3, true),
+                k(199, 4, false),
+                k(199, 4, true),
+                k(299, 4, false),
+                k(399, 4, false),
+                k(399, 4, true),
+            ]
+        );
+        leader.write(&mut log, backfill.clone());
+        assert!(leader.backfill(7).unwrap().is_empty(), "done: no refusal");
+        // then the served attempt is deleted by retention, at level 1
+        let deleted = leader.delete(&mut log, uuid(later), 7);
+        let tail: Vec<Rec> = [backfill.clone(), deleted.clone()].concat();
+        check_every_cut_but(
+            &head,
+            &tail[..backfill.len()],
+            backfill.len(),
+            uuid(earlier),
+        );
+        let comp = live(&replay(&compacted(&log, false)));
+        assert!(
+            !comp.contains_key(&uuid(later)) && !comp.contains_key(&uuid(earlier)),
+            "neither attempt comes back after the deletion: {comp:?}"
+        );
+    }
+}
+
+#[test]
+fn a_conflict_on_one_key_refuses_only_that_segment() {
+    // a finished attempt and an unfinished one of the same range: Kafka serves the finished
+    // one, the other is no superseded twin (not finished): it is refused, the rest moves
+    let mut head = stock_history();
+    head.extend([
+        stock_started(10, 300, 4),
+        stock_update(10, SegmentState::CopySegmentFinished),
+        stock_started(11, 300, 4),
+    ]);
+    let mut log = head.clone();
+    let mut leader = Writer::of(&log);
+    assert!(leader.store.superseded(&tp()).is_empty());
+    let backfill = leader.backfill(7).unwrap();
+    assert_eq!(
+        backfill
+            .iter()
+            .filter(|r| key_text(r) == k(399, 4, false))
+            .count(),
+        1,
+        "one segment record on the shared key, not two"
+    );
+    assert_eq!(
+        backfill.len(),
+        7,
+        "{:?}",
+        backfill.iter().map(key_text).collect::<Vec<_>>()
+    );
+    leader.write(&mut log, backfill);
+    let refused = leader.backfill(7).unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::InvalidState);
+    assert!(refused.to_string().contains("share key"), "{refused}");
+    let comp = live(&replay(&compacted(&log, false)));
+    assert_eq!(
+        comp.get(&uuid(10)),
+        Some(&SegmentState::CopySegmentFinished)
+    );
+}
+
 fn k(end: i64, epoch: i32, update: bool) -> String {
     RecordKey {
         topic_id: tp().topic_id,

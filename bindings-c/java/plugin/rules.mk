@@ -48,7 +48,7 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 
-.PHONY: soak soak-test plugin plugin-test backfill-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
+.PHONY: soak soak-test journey-test plugin plugin-test backfill-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
 
 PLUGIN_NATIVES := $(BUILD)/plugin-natives
 
@@ -111,6 +111,13 @@ backfill-test: plugin
 secure-test: plugin
 	$(call cluster_run,SecurePluginTest,secure-test,$(PLUGIN_JAR))
 
+# The operator's journey (issue 24, docs/MIGRATION.md): a stock 3-broker cluster with a null-key history,
+# switched to the plugin by rolling restarts under traffic, migrated with the tool of $(VENV) (--backfill) to
+# level 2, compacted by Kafka's cleaner, restarted; kill -9 during the backfill and between steps (JourneyTest)
+# In make test (BINDING_TESTS): about 5 min wall on 2 cores (the test itself ~230 s).
+journey-test: plugin py-install
+	$(call cluster_run,JourneyTest,journey-test,$(PLUGIN_JAR) -Drlmeta.migration.tool=$(CURDIR)/$(VENV)/bin/kafka-remote-log-metadata-migration)
+
 
 # $(call soak_run,<minutes>,<seed>,<label>): SoakTest on a fresh cluster; its [soak] lines, and the log on failure
 SOAK_MINUTES ?= 30
@@ -156,7 +163,7 @@ version-matrix-test: plugin $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS)/$(v).cl
 	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ] || [ $$linked -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
 	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; fi
 
-BINDING_TESTS += plugin-test cluster-test backfill-test secure-test version-matrix-test soak-test
+BINDING_TESTS += plugin-test cluster-test backfill-test secure-test version-matrix-test soak-test journey-test
 
 # The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
 # TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.

@@ -91,6 +91,10 @@ from ._feature import (
     safe_v1_retention_ms,
     topic_level,
     topic_level_with_policy,
+    KeyedVerdict,
+    UnheldSegment,
+    SupersededSegment,
+    verify_keyed,
 )
 from ._compaction import (
     CompactionLog,
@@ -114,7 +118,7 @@ __all__ = [
     "FEATURE_NAME", "DEFAULT_V1_RETENTION_MS", "DEFAULT_V1_SEGMENT_MS", "LEVEL_RECORD_KEY", "MetadataLevel",
     "PartitionLevel", "Readiness", "readiness", "safe_v1_retention_ms", "check_v1_retention",
     "manager_is_kip1266_capable", "kip1266_capable_managers", "level_record", "parse_level_record",
-    "topic_level", "topic_level_with_policy", "partitions_missing_level",
+    "topic_level", "topic_level_with_policy", "partitions_missing_level", "UnheldSegment", "SupersededSegment", "KeyedVerdict", "verify_keyed",
     # compaction and growth
     "TopicConfig", "CompactionLog", "CompactionPreview", "preview_compaction", "preview_compaction_files", "GrowthPoint", "project_growth", "normalize_cleanup_policy",
     # inspection

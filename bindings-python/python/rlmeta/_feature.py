@@ -1,7 +1,8 @@
 """The feature ``remote.log.metadata.version`` (KIP-1266 levels 0, 1, 2) over the core's ``feature``.
 
 Owns: the IntEnum and dataclasses. Never: a rule; the configs of each level, legal moves, the
-level record, the readiness verdict and cleanup estimate, the safe level-1 retention and which
+level record, the readiness verdict and cleanup estimate, the keyed-records verification before
+level 2, the safe level-1 retention and which
 managers are KIP-1266-capable are the core's.
 """
 
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import _native
+from ._model import SegmentState, TopicIdPartition
 
 __all__ = [
     "FEATURE_NAME",
@@ -24,6 +26,7 @@ __all__ = [
     "readiness",
     "safe_v1_retention_ms",
     "check_v1_retention",
+    "check_backfill_v1",
     "manager_is_kip1266_capable",
     "kip1266_capable_managers",
     "level_record",
@@ -31,6 +34,10 @@ __all__ = [
     "topic_level",
     "topic_level_with_policy",
     "partitions_missing_level",
+    "UnheldSegment",
+    "KeyedVerdict",
+    "SupersededSegment",
+    "verify_keyed",
 ]
 
 # The feature's name and the KIP tool's level-1 defaults (14 days, 1 day): the core's (_tables.py).
@@ -86,6 +93,12 @@ def check_v1_retention(requested_ms: int, tiered_retention_ms: Sequence[int], ma
     _native.check_v1_retention(requested_ms, list(tiered_retention_ms), margin_ms, force)
 
 
+def check_backfill_v1(cleanup_policy: str, retention_ms: int) -> None:
+    """Raises (InvalidStateError) when the backfill path cannot keep the topic's configs at level 1:
+    ``delete`` with a finite retention expires null-key records before the backfill holds them."""
+    _native.check_backfill_v1(cleanup_policy, retention_ms)
+
+
 def manager_is_kip1266_capable(class_name: str) -> bool:
     return _native.manager_is_kip1266_capable(class_name)
 
@@ -132,3 +145,65 @@ def topic_level_with_policy(partitions: Sequence[PartitionLevel], cleanup_policy
 def partitions_missing_level(partitions: Sequence[PartitionLevel], target: int) -> List[int]:
     """The metadata partitions that still need the level record of ``target``."""
     return list(_native.partitions_missing_level(_levels(partitions), int(target)))
+
+
+@dataclass(frozen=True)
+class UnheldSegment:
+    """A segment whose current state keyed records do not hold (the core's ``keyed::UnheldSegment``)."""
+
+    partition: TopicIdPartition
+    segment_id: str
+    #: ``lost`` (held only by null-key records), ``stale-state`` (its latest update is null-key),
+    #: ``resurrected`` (deleted, but compaction brings it back).
+    why: str
+    #: Its state in the topic as it is, and once compacted (None: not live there).
+    state: Optional[SegmentState]
+    held: Optional[SegmentState]
+    #: Offsets of the records that name it, and those of them with a null key.
+    offsets: Tuple[int, ...]
+    null_key_offsets: Tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SupersededSegment:
+    """A finished upload attempt Kafka serves no fetch from: a later attempt on the same key pair
+    (``served_by``) serves its range. Compaction drops it; not a failure (the core's
+    ``keyed::SupersededSegment``)."""
+
+    partition: TopicIdPartition
+    segment_id: str
+    start_offset: int
+    end_offset: int
+    served_by: str
+    offsets: Tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class KeyedVerdict:
+    """Whether one metadata partition holds every live segment under keyed records."""
+
+    live_segments: int
+    records: int
+    null_key_records: int
+    records_after_compaction: int
+    unheld: Tuple[UnheldSegment, ...]
+    superseded: Tuple[SupersededSegment, ...] = ()
+
+    @property
+    def holds(self) -> bool:
+        return not self.unheld
+
+
+def verify_keyed(records: Iterable[Tuple[int, int, Optional[bytes], Optional[bytes]]]) -> KeyedVerdict:
+    """The core's verdict for one metadata partition's ``(offset, timestamp, key, value)`` records,
+    read from its start: replayed as they are, and as Kafka's cleaner could leave them at level 2
+    (null-key records dropped, compacted), the same live segments in the same states."""
+    live, total, nulls, after, unheld, superseded = _native.verify_keyed(list(records))
+    st = lambda s: None if s is None else SegmentState(s)  # noqa: E731
+    return KeyedVerdict(live, total, nulls, after, tuple(
+        UnheldSegment(TopicIdPartition(tp[1], tp[0], tp[2]), sid, why, st(a), st(b), tuple(o), tuple(n))
+        for tp, sid, why, a, b, o, n in unheld
+    ), tuple(
+        SupersededSegment(TopicIdPartition(tp[1], tp[0], tp[2]), sid, so, eo, by, tuple(o))
+        for tp, sid, so, eo, by, o in superseded
+    ))

@@ -20,6 +20,21 @@ and writes):
 - Progress bars (tqdm, stderr) on every scan; off when stderr is not a terminal or with
   ``--no-progress``.
 
+The backfill path (``--backfill``, rlmeta's extension; docs/MIGRATION.md) does not wait for
+retention, so it also works when a tiered topic keeps data for ever (``retention.ms=-1``), where
+the KIP's path cannot finish without ``--force``:
+- ``--upgrade-to-v1 --backfill`` refuses stock brokers as the KIP's step does, writes the level-1
+  records and changes no topic config (nothing expires, the cleaner does not run); at level >= 1
+  the broker plugin on each partition's leader re-writes every live segment known only from
+  null-key records under its KIP-1266 keys.
+- ``--check --backfill`` reports, per metadata partition, the live segments whose current state
+  keyed records do not hold yet (the core's ``keyed::verify_keyed``), with the offsets of their
+  records; exit 0 once none remain.
+- ``--upgrade-to-v2 --backfill`` does the level-1 step if it is not done, waits up to
+  ``--backfill-wait-ms`` for the backfill, verifies from a fresh read of the topic, prints the
+  failures and refuses while any remain, else sets level 2's configs (``cleanup.policy=compact``)
+  and records. No ``--force``: the verification cannot be overridden.
+
 Exit status: 0 on success; 2 when ``--command-config`` cannot be honoured, the cluster refuses the
 credentials, or its authorizer refuses an operation (docs/SECURITY.md lists each command's ACLs);
 1 on any other failure (bad usage included).
@@ -42,6 +57,7 @@ from ._feature import (
     FEATURE_NAME,
     MetadataLevel,
     PartitionLevel,
+    check_backfill_v1,
     check_v1_retention,
     kip1266_capable_managers,
     level_record,
@@ -49,6 +65,7 @@ from ._feature import (
     partitions_missing_level,
     readiness,
     topic_level_with_policy,
+    verify_keyed,
 )
 from ._kafka import METADATA_TOPIC, Cluster
 from ._security import AccessDenied, AuthenticationFailed, CommandConfigError
@@ -136,6 +153,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-progress", action="store_true",
         help="Do not draw progress bars on stderr (they are drawn only when stderr is a terminal). (default: false)",
     )
+    p.add_argument(
+        "--backfill", action="store_true",
+        help="rlmeta extension: migrate without waiting for retention. With --upgrade-to-v1: level 1 without changing the "
+        "topic's configs (nothing expires); the broker plugin re-writes every live segment known only from null-key records "
+        "under its keys. With --check: report the live segments not yet held by keyed records. With --upgrade-to-v2 (no "
+        "--check needed): verify from a fresh read of the topic that keyed records hold every live segment, refuse if not, "
+        "else upgrade to version 2. (default: false)",
+    )
+    p.add_argument(
+        "--backfill-wait-ms", type=int, default=0,
+        help="With --upgrade-to-v2 --backfill: how long to wait for the backfill to complete before refusing, re-reading "
+        "the topic every 5 s. (default: 0)",
+    )
     return p
 
 
@@ -172,6 +202,8 @@ class PartitionScan:
     null_keys: List[Tuple[int, int]] = field(default_factory=list)
     tombstones: int = 0
     undecodable: List[Tuple[int, str]] = field(default_factory=list)
+    #: Every record ``(offset, timestamp, key, value)``, kept only for the keyed verification.
+    records: List[Tuple[int, int, Optional[bytes], Optional[bytes]]] = field(default_factory=list)
     level: Optional[MetadataLevel] = None
     invalid_level: Optional[str] = None
     read_to_end: bool = False
@@ -193,7 +225,7 @@ class TopicState:
         return topic_level_with_policy(self.partition_levels(), self.configs.get("cleanup.policy", "delete"))
 
 
-def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool) -> TopicState:
+def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool, keep_records: bool = False) -> TopicState:
     parts = cluster.partitions(METADATA_TOPIC)
     if parts is None:
         raise Failure(f"Topic {METADATA_TOPIC} does not exist: there is nothing to migrate.")
@@ -206,6 +238,8 @@ def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool) -> Topi
     for r in reader:
         s = scans[r.partition]
         s.messages += 1
+        if keep_records:
+            s.records.append((r.offset, r.timestamp, r.key, r.value))
         applied = stores[r.partition].apply(r.offset, r.key, r.value)
         if r.key is None:
             s.null_keys.append((r.offset, r.timestamp))
@@ -486,15 +520,152 @@ def upgrade_to_v2(cluster: Cluster, state: TopicState, actions: Actions) -> int:
     return 0
 
 
+BACKFILL_POLL_S = 5.0
+
+
+def show_state(u) -> str:
+    return u.name if u is not None else "-"
+
+
+def verify_backfill(cluster: Cluster, args: argparse.Namespace) -> Tuple[TopicState, int]:
+    """A fresh read of the topic and the core's keyed verification of each metadata partition,
+    printed per partition; returns the state read and how many segments fail."""
+    out(f"Verifying that keyed records hold every live segment of {METADATA_TOPIC} (fresh read)...")
+    state = scan_topic(cluster, not args.no_progress, report_null_keys=False, keep_records=True)
+    require_read(state, args.timeout_ms)
+    live = failing = superseded = 0
+    for p, scan in sorted(state.partitions.items()):
+        v = verify_keyed(scan.records)
+        scan.records = []
+        live += v.live_segments
+        failing += len(v.unheld)
+        out(f"  partition={p}: {v.live_segments} live segment(s), {len(v.unheld)} not held by keyed records; "
+            f"{v.records} record(s), {v.null_key_records} with null keys, {v.records_after_compaction} left once compacted")
+        for u in v.unheld:
+            where = f"segment={u.segment_id} of {u.partition.name}-{u.partition.partition} (topic id {u.partition.id})"
+            if u.why == "lost":
+                what = f"{show_state(u.state)}, held only by null-key records"
+            elif u.why == "stale-state":
+                what = f"{show_state(u.state)}, compaction would leave it {show_state(u.held)}"
+            else:
+                what = f"deleted, compaction would bring it back as {show_state(u.held)}"
+            offsets = ", ".join(map(str, u.offsets))
+            nulls = ", ".join(map(str, u.null_key_offsets)) or "none"
+            out(f"    ⚠️  {where}: {what} (records at offsets {offsets}; null keys at {nulls})")
+        for s in v.superseded:
+            superseded += 1
+            out(f"    superseded: segment={s.segment_id} of {s.partition.name}-{s.partition.partition} "
+                f"(topic id {s.partition.id}), offsets {s.start_offset}..{s.end_offset}: a second upload attempt "
+                f"of that range, Kafka serves segment={s.served_by}; not a failure: no fetch is served from it, "
+                f"at level 2 its null-key records go and its remote objects become orphans "
+                f"(records at offsets {', '.join(map(str, s.offsets))})")
+    out(f"Live segments: {live}; not held by keyed records: {failing}; superseded upload attempts: {superseded}")
+    return state, failing
+
+
+def upgrade_to_v1_backfill(cluster: Cluster, state: TopicState, args: argparse.Namespace, actions: Actions) -> None:
+    """Level 1 without changing the topic's configs: only the level, so the plugin backfills."""
+    current = state.level()
+    current.check_upgrade(MetadataLevel.V1)
+    policy = state.configs.get("cleanup.policy", "delete")
+    retention = int(state.configs.get("retention.ms", "-1"))
+    check_backfill_v1(policy, retention)
+    check_managers(cluster)
+    out(f"Keeping the {METADATA_TOPIC} topic configuration: cleanup.policy={policy}, retention.ms={retention} "
+        "(nothing expires before the backfill is verified).")
+    out("Upgrading feature to version 1...")
+    set_level(cluster, state, MetadataLevel.V1, actions)
+    out("✅ Feature upgraded to version 1 successfully.")
+    out()
+
+
+def upgrade_to_v1_backfill_cmd(cluster: Cluster, args: argparse.Namespace, actions: Actions) -> int:
+    out("Initiating upgrade to remote.log.metadata.version=1 (--backfill: no retention wait)...")
+    out()
+    state = scan_topic(cluster, not args.no_progress, report_null_keys=False)
+    require_read(state, args.timeout_ms)
+    out(f"Current remote.log.metadata.version: {int(state.level())}")
+    upgrade_to_v1_backfill(cluster, state, args, actions)
+    out("✅ Upgrade to version 1 (backfill) completed successfully!")
+    out()
+    for line in [
+        "==================== NEXT STEPS ====================",
+        "",
+        "The broker plugin on each user partition's leader now writes every live segment known only from null-key",
+        "records again under its KIP-1266 keys (it re-checks periodically, so new leaders and restarts finish it).",
+        "",
+        "1. Watch its progress (per partition, the live segments not yet held by keyed records):",
+        f"   {PROG} --bootstrap-server {args.bootstrap_server} --check --backfill",
+        "",
+        "2. Once none remain, verify and upgrade to version 2 (no retention wait):",
+        f"   {PROG} --bootstrap-server {args.bootstrap_server} --upgrade-to-v2 --backfill",
+        "",
+        "===================================================",
+    ]:
+        out(line)
+    return 0
+
+
+def check_backfill_cmd(cluster: Cluster, args: argparse.Namespace, actions: Actions) -> int:
+    out(f"Checking the backfill of {METADATA_TOPIC}...")
+    out(f"Bootstrap servers: {args.bootstrap_server}")
+    out(f"Timeout: {args.timeout_ms}ms")
+    out()
+    state, failing = verify_backfill(cluster, args)
+    level = state.level()
+    out(f"Current remote.log.metadata.version: {int(level)}")
+    out()
+    if failing:
+        if level < MetadataLevel.V1:
+            out(f"The broker plugin backfills only at version 1 or more: run {PROG} --upgrade-to-v1 --backfill first.")
+        raise Failure(f"Backfill incomplete: {failing} live segment(s) not yet held by keyed records in {METADATA_TOPIC}")
+    out("✅ BACKFILL COMPLETE: every live segment's current state is held by keyed records.")
+    return 0
+
+
+def upgrade_to_v2_backfill_cmd(cluster: Cluster, args: argparse.Namespace, actions: Actions) -> int:
+    out("Initiating upgrade to remote.log.metadata.version=2 (--backfill: no retention wait)...")
+    out()
+    state = scan_topic(cluster, not args.no_progress, report_null_keys=False)
+    require_read(state, args.timeout_ms)
+    current = state.level()
+    out(f"Current remote.log.metadata.version: {int(current)}")
+    if current < MetadataLevel.V1:
+        upgrade_to_v1_backfill(cluster, state, args, actions)
+    check_managers(cluster)
+    deadline = time.monotonic() + max(0, args.backfill_wait_ms) / 1000
+    while True:
+        state, failing = verify_backfill(cluster, args)
+        if not failing:
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Failure(
+                f"Refusing to upgrade to remote.log.metadata.version=2: {failing} live segment(s) not held by keyed records "
+                f"(listed above); compaction would lose or resurrect them. The broker plugin backfills them at version 1: "
+                f"retry later, or give --backfill-wait-ms."
+            )
+        out(f"Waiting for the backfill ({left:.0f} s left)...")
+        time.sleep(min(BACKFILL_POLL_S, left))
+    out("✅ BACKFILL VERIFIED: every live segment's current state is held by keyed records.")
+    out()
+    return upgrade_to_v2(cluster, state, actions)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         if args.upgrade_to_v1 and (args.check or args.upgrade_to_v2 or args.auto_upgrade):
             raise UsageError("--upgrade-to-v1 cannot be combined with --check, --upgrade-to-v2 or --auto-upgrade")
-        if (args.upgrade_to_v2 or args.auto_upgrade) and not args.check:
+        if args.backfill and (args.auto_upgrade or args.force or args.check + args.upgrade_to_v1 + args.upgrade_to_v2 != 1):
+            raise UsageError("--backfill takes exactly one of --upgrade-to-v1, --check or --upgrade-to-v2, and neither "
+                             "--auto-upgrade nor --force (its verification cannot be overridden)")
+        if args.backfill_wait_ms and not (args.backfill and args.upgrade_to_v2):
+            raise UsageError("--backfill-wait-ms requires --upgrade-to-v2 --backfill")
+        if (args.upgrade_to_v2 or args.auto_upgrade) and not args.check and not args.backfill:
             raise UsageError("--upgrade-to-v2 and --auto-upgrade require --check")
-        if not (args.upgrade_to_v1 or args.check):
+        if not (args.upgrade_to_v1 or args.check or args.upgrade_to_v2):
             raise UsageError("one of --upgrade-to-v1 or --check is required")
     except UsageError as e:
         parser.print_usage(sys.stderr)
@@ -509,6 +680,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     actions = Actions()
     try:
+        if args.backfill:
+            run = upgrade_to_v1_backfill_cmd if args.upgrade_to_v1 else check_backfill_cmd if args.check else upgrade_to_v2_backfill_cmd
+            return run(cluster, args, actions)
         return upgrade_to_v1(cluster, args, actions) if args.upgrade_to_v1 else check(cluster, args, actions)
     except (AccessDenied, AuthenticationFailed) as e:
         sys.stdout.flush()

@@ -188,6 +188,21 @@ impl PartitionCache {
         (offset <= end).then_some(m)
     }
 
+    /// Whether Kafka's cache serves a fetch from segment `id`: it is the entry of one of its
+    /// epochs at that epoch's start offset in the segment (Kafka's `offsetToId`). A finished
+    /// upload attempt displaced by a later one of the same range is not (Kafka's unreferenced set).
+    pub fn serves(&self, id: Uuid) -> bool {
+        let Some(row) = self.row_of(id) else {
+            return false;
+        };
+        let Some(m) = self.row(row) else {
+            return false;
+        };
+        m.leader_epochs
+            .iter()
+            .any(|&(e, start)| self.epochs.floor(e, start).is_some_and(|f| f.row == row))
+    }
+
     /// Kafka's `highestOffsetForEpoch`.
     pub fn highest_offset_for_epoch(&self, epoch: i32) -> Option<i64> {
         self.epochs.highest(epoch)
