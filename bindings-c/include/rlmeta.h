@@ -214,6 +214,31 @@
 #define RLMETA_OUTCOME_REJECTED 14
 
 /**
+ * APPLIED, but the value is of a KIP-1266 version (1): a stock broker (before KIP-1266) cannot read it and its metadata consumer stops.
+ */
+#define RLMETA_OUTCOME_APPLIED_V1 15
+
+/**
+ * ORPHANED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+ */
+#define RLMETA_OUTCOME_ORPHANED_V1 16
+
+/**
+ * APPLIED_WITH_BAD_KEY, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+ */
+#define RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY_V1 17
+
+/**
+ * DROPPED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+ */
+#define RLMETA_OUTCOME_DROPPED_V1 18
+
+/**
+ * ALREADY_APPLIED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+ */
+#define RLMETA_OUTCOME_ALREADY_APPLIED_V1 19
+
+/**
  * `rlmeta_store_highest_offset_for_epoch` when the epoch has no offset (Java's Long.MIN_VALUE).
  */
 #define RLMETA_NO_OFFSET INT64_MIN

@@ -82,3 +82,13 @@ pub const RLMETA_OUTCOME_LEVEL_2: u8 = 12;
 pub const RLMETA_OUTCOME_LEVEL_INVALID: u8 = 13;
 /// Kafka's cache throws on the event (an update to COPY_SEGMENT_STARTED, a segment record in another state): nothing applied; it stops a stock broker's metadata consumer.
 pub const RLMETA_OUTCOME_REJECTED: u8 = 14;
+/// APPLIED, but the value is of a KIP-1266 version (1): a stock broker (before KIP-1266) cannot read it and its metadata consumer stops.
+pub const RLMETA_OUTCOME_APPLIED_V1: u8 = 15;
+/// ORPHANED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+pub const RLMETA_OUTCOME_ORPHANED_V1: u8 = 16;
+/// APPLIED_WITH_BAD_KEY, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+pub const RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY_V1: u8 = 17;
+/// DROPPED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+pub const RLMETA_OUTCOME_DROPPED_V1: u8 = 18;
+/// ALREADY_APPLIED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+pub const RLMETA_OUTCOME_ALREADY_APPLIED_V1: u8 = 19;

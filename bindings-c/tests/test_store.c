@@ -187,8 +187,12 @@ static uint32_t produce(RlmetaStore *s, const RlmetaBuf *event, int32_t epoch, i
     uint8_t *out = malloc(b.count + 1);
     st = batch_apply(&b, s, out, NULL);
     for (size_t i = 0; st == RLMETA_OK && i < p.keys.len; i++) {
-        check(out[i] == (p.values.items[i].data ? RLMETA_OUTCOME_APPLIED : RLMETA_OUTCOME_TOMBSTONE),
+        /* above level 0 a planned value is of version 1: applied, and fatal to a stock broker */
+        uint8_t applied = level == 0 ? RLMETA_OUTCOME_APPLIED : RLMETA_OUTCOME_APPLIED_V1;
+        check(out[i] == (p.values.items[i].data ? applied : RLMETA_OUTCOME_TOMBSTONE),
               "planned record %zu replays (outcome %u)", i, out[i]);
+        check(rlmeta_outcome_fatal_to_kafka(out[i]) == (level > 0 || !p.values.items[i].data),
+              "planned record %zu at level %d: fatal to Kafka", i, (int)level);
     }
     free(out);
     batch_free(&b);
@@ -324,6 +328,7 @@ static void test_store_outcomes_and_errors(void) {
           "apply: level record, garbage, tombstones (got %u %u %u %u)", out[0], out[1], out[2], out[3]);
     check(rlmeta_outcome_fatal_to_kafka(RLMETA_OUTCOME_TOMBSTONE) && rlmeta_outcome_fatal_to_kafka(RLMETA_OUTCOME_REJECTED) &&
               !rlmeta_outcome_fatal_to_kafka(RLMETA_OUTCOME_DROPPED) && !rlmeta_outcome_fatal_to_kafka(RLMETA_OUTCOME_APPLIED) &&
+              rlmeta_outcome_fatal_to_kafka(RLMETA_OUTCOME_APPLIED_V1) && rlmeta_outcome_fatal_to_kafka(RLMETA_OUTCOME_DROPPED_V1) &&
               !rlmeta_outcome_fatal_to_kafka(200),
           "rlmeta_outcome_fatal_to_kafka");
 
@@ -650,7 +655,8 @@ int plan_case(const json *c, char *why, size_t cap) {
             take_error(err, st, why, cap, "apply the planned records");
         }
         for (size_t r = 0; ok && r < n; r++) {
-            if (out[r] != RLMETA_OUTCOME_APPLIED && out[r] != RLMETA_OUTCOME_TOMBSTONE) {
+            uint8_t applied = level == 0 ? RLMETA_OUTCOME_APPLIED : RLMETA_OUTCOME_APPLIED_V1;
+            if (out[r] != applied && out[r] != RLMETA_OUTCOME_TOMBSTONE) {
                 ok = 0;
                 snprintf(why, cap, "event #%zu: a planned record replays with outcome %u", i, out[r]);
             }

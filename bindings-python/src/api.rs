@@ -111,25 +111,21 @@ fn skip_out(skip: &Skip) -> (&'static str, Option<String>, Option<u32>) {
     }
 }
 
-fn outcome(a: &Applied) -> Outcome {
-    let code = a.outcome_code();
+/// What replaying the record whose value is `value` did (the value tells its version, and so
+/// whether a stock broker could read it).
+fn outcome(a: &Applied, value: Option<&[u8]>) -> Outcome {
+    let code = a.outcome_code(value);
+    let fatal = rlmeta::host::fatal_to_kafka(code);
     match a {
-        Applied::Applied => ("applied", None, None, false, None, code),
-        Applied::Orphaned => ("orphaned", None, None, false, None, code),
+        Applied::Applied => ("applied", None, None, fatal, None, code),
+        Applied::Orphaned => ("orphaned", None, None, fatal, None, code),
         Applied::AppliedWithBadKey(s) => {
             let (k, d, c) = skip_out(s);
-            (
-                "applied_with_bad_key",
-                Some(k),
-                d,
-                s.fatal_to_kafka(),
-                c,
-                code,
-            )
+            ("applied_with_bad_key", Some(k), d, fatal, c, code)
         }
         Applied::Skipped(s) => {
             let (k, d, c) = skip_out(s);
-            ("skipped", Some(k), d, s.fatal_to_kafka(), c, code)
+            ("skipped", Some(k), d, fatal, c, code)
         }
     }
 }
@@ -166,7 +162,7 @@ impl Store_ {
     /// Replays one record; key and value may be None.
     #[pyo3(signature = (offset, key, value))]
     fn apply(&mut self, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Outcome {
-        outcome(&self.store.apply(offset, key, value))
+        outcome(&self.store.apply(offset, key, value), value)
     }
 
     /// Replays `(offset, key, value)` records in order, with the GIL released.
@@ -175,7 +171,9 @@ impl Store_ {
         py.detach(|| {
             records
                 .iter()
-                .map(|(o, k, v)| outcome(&store.apply(*o, k.as_deref(), v.as_deref())))
+                .map(|(o, k, v)| {
+                    outcome(&store.apply(*o, k.as_deref(), v.as_deref()), v.as_deref())
+                })
                 .collect()
         })
     }
@@ -420,7 +418,10 @@ impl Inspector_ {
         key: Option<&[u8]>,
         value: Option<&[u8]>,
     ) -> PyResult<Outcome> {
-        Ok(outcome(&self.get(py)?.push(offset, timestamp, key, value)))
+        Ok(outcome(
+            &self.get(py)?.push(offset, timestamp, key, value),
+            value,
+        ))
     }
 
     /// `(offset, timestamp, key, value)` records in order, with the GIL released.
@@ -429,7 +430,12 @@ impl Inspector_ {
         Ok(py.detach(|| {
             records
                 .iter()
-                .map(|(o, t, k, v)| outcome(&inspector.push(*o, *t, k.as_deref(), v.as_deref())))
+                .map(|(o, t, k, v)| {
+                    outcome(
+                        &inspector.push(*o, *t, k.as_deref(), v.as_deref()),
+                        v.as_deref(),
+                    )
+                })
                 .collect()
         }))
     }
@@ -458,7 +464,7 @@ impl Inspector_ {
                     }
                     let applied = inspector.push(r.offset, r.timestamp, r.key, r.value);
                     if applied != Applied::Applied {
-                        findings.push((r.offset, r.timestamp, outcome(&applied)));
+                        findings.push((r.offset, r.timestamp, outcome(&applied, r.value)));
                     }
                 }
             }

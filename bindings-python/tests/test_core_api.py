@@ -2,13 +2,14 @@
 checkpoints (tests/fixtures/broker, with Kafka's own kafka-dump-log output beside them) and the
 crafted fixtures (every codec, a corrupt CRC, a cut tail, a KIP-1266 keyed log)."""
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 import rlmeta
-from rlmeta import MetadataLevel, SegmentState
+from rlmeta import MetadataLevel, OutcomeCode, SegmentState
 
 REPO = Path(__file__).resolve().parents[2]
 BROKER = REPO / "tests" / "fixtures" / "broker"
@@ -107,6 +108,28 @@ def test_apply_reports_what_would_stop_an_old_broker():
     assert level.skip is rlmeta.SkipKind.LEVEL_RECORD and level.detail == "1" and level.fatal_to_kafka
     outcomes = store.apply_many([(3, None, None), (4, b"x", b"\x00")])
     assert [o.outcome for o in outcomes] == [rlmeta.Outcome.SKIPPED] * 2
+
+
+def test_a_version_1_value_is_fatal_to_an_old_broker_even_when_applied():
+    # Kafka 4.4.0's serde cannot read a version-1 value (its nested structs refuse version 1), so
+    # its metadata consumer stops on one, whatever the cache would have done with it.
+    plans = json.loads((REPO / "tests/plans/lifecycle.json").read_text())
+    event = plans["cases"][0]["events"][0]
+    assert event["op"] == "copyStarted"
+    for level, applied, again in [
+        (MetadataLevel.V0, OutcomeCode.APPLIED, OutcomeCode.ALREADY_APPLIED),
+        (MetadataLevel.V1, OutcomeCode.APPLIED_V1, OutcomeCode.ALREADY_APPLIED_V1),
+        (MetadataLevel.V2, OutcomeCode.APPLIED_V1, OutcomeCode.ALREADY_APPLIED_V1),
+    ]:
+        store = rlmeta.Store()
+        (p,) = store.plan(event, level)
+        assert rlmeta.decode_value(p.value).version == (level is not MetadataLevel.V0)
+        first, second = store.apply_many([(0, p.key.encode(), p.value)] * 2)
+        assert (first.outcome, first.code, second.code) == (rlmeta.Outcome.APPLIED, applied, again), level
+        fatal = level is not MetadataLevel.V0
+        assert (first.fatal_to_kafka, second.fatal_to_kafka) == (fatal, fatal), level
+        assert first.fatal_to_kafka == rlmeta._tables.OUTCOME_FATAL_TO_KAFKA[first.code]
+        assert rlmeta.Store().apply(0, p.key.encode(), p.value).fatal_to_kafka == fatal
 
 
 def test_keyed_log_orphans_and_planner():

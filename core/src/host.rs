@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::feature::MetadataLevel;
 use crate::json::to_hex;
 use crate::model::{PartitionDeleteState, TopicIdPartition, Uuid};
+use crate::record::{PRE_KIP1266_HIGHEST_VERSION, value_version};
 
 /// The outcome codes of [`Applied::outcome_code`]. The numbers never change.
 pub mod outcome {
@@ -47,8 +48,21 @@ pub mod outcome {
     /// Kafka's cache throws on the event (an update to COPY_SEGMENT_STARTED, a segment record
     /// in another state), which stops a stock broker's consumer; nothing applied.
     pub const REJECTED: u8 = 14;
+    /// APPLIED, of a value of a KIP-1266 version (above 0): a broker that predates KIP-1266
+    /// cannot deserialize it, and its metadata consumer stops.
+    pub const APPLIED_V1: u8 = 15;
+    /// ORPHANED, of a value of a KIP-1266 version (fatal to a broker that predates KIP-1266).
+    pub const ORPHANED_V1: u8 = 16;
+    /// APPLIED_WITH_BAD_KEY, of a value of a KIP-1266 version (fatal to a broker that predates
+    /// KIP-1266).
+    pub const APPLIED_WITH_BAD_KEY_V1: u8 = 17;
+    /// DROPPED, of a value of a KIP-1266 version (fatal to a broker that predates KIP-1266).
+    pub const DROPPED_V1: u8 = 18;
+    /// ALREADY_APPLIED, of a value of a KIP-1266 version (fatal to a broker that predates
+    /// KIP-1266).
+    pub const ALREADY_APPLIED_V1: u8 = 19;
     /// The highest code.
-    pub const MAX: u8 = REJECTED;
+    pub const MAX: u8 = ALREADY_APPLIED_V1;
 
     /// Every code with its stable name (kebab case), by code: the one table hosts count and
     /// log outcomes by (the Java plugin's counters, logs and dump use these names).
@@ -68,6 +82,11 @@ pub mod outcome {
         (LEVEL_2, "level-2"),
         (LEVEL_INVALID, "level-invalid"),
         (REJECTED, "rejected"),
+        (APPLIED_V1, "applied-v1"),
+        (ORPHANED_V1, "orphaned-v1"),
+        (APPLIED_WITH_BAD_KEY_V1, "applied-with-bad-key-v1"),
+        (DROPPED_V1, "dropped-v1"),
+        (ALREADY_APPLIED_V1, "already-applied-v1"),
     ];
 
     /// One line for people per code, by code: what the outcome means (the doc comment of every
@@ -88,6 +107,11 @@ pub mod outcome {
         "The level record, carrying level 2.",
         "The level record, carrying no valid level.",
         "Kafka's cache throws on the event (an update to COPY_SEGMENT_STARTED, a segment record in another state): nothing applied; it stops a stock broker's metadata consumer.",
+        "APPLIED, but the value is of a KIP-1266 version (1): a stock broker (before KIP-1266) cannot read it and its metadata consumer stops.",
+        "ORPHANED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.",
+        "APPLIED_WITH_BAD_KEY, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.",
+        "DROPPED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.",
+        "ALREADY_APPLIED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.",
     ];
 
     /// The stable name of an outcome code, or `None` for a code that names no outcome.
@@ -97,10 +121,25 @@ pub mod outcome {
             .filter(|(c, _)| *c == code)
             .map(|(_, n)| *n)
     }
+
+    /// The code of the same outcome for a value of a KIP-1266 version: the `*_V1` code of
+    /// APPLIED, ORPHANED, APPLIED_WITH_BAD_KEY, DROPPED and ALREADY_APPLIED; every other code
+    /// (already fatal to a stock broker, or never given for a replayed value) is itself.
+    pub fn of_v1_value(code: u8) -> u8 {
+        match code {
+            APPLIED => APPLIED_V1,
+            ORPHANED => ORPHANED_V1,
+            APPLIED_WITH_BAD_KEY => APPLIED_WITH_BAD_KEY_V1,
+            DROPPED => DROPPED_V1,
+            ALREADY_APPLIED => ALREADY_APPLIED_V1,
+            other => other,
+        }
+    }
 }
 
 /// Whether a record with this outcome code would have stopped the metadata consumer of a
-/// broker that predates KIP-1266 (agrees with [`Skip::fatal_to_kafka`]). False for unknown codes.
+/// broker that predates KIP-1266 (agrees with [`Applied::fatal_to_kafka`]): what
+/// [`Skip::fatal_to_kafka`] says, and every `*_V1` code. False for unknown codes.
 pub fn fatal_to_kafka(code: u8) -> bool {
     use outcome::*;
     matches!(
@@ -114,12 +153,35 @@ pub fn fatal_to_kafka(code: u8) -> bool {
             | LEVEL_2
             | LEVEL_INVALID
             | REJECTED
+            | APPLIED_V1
+            | ORPHANED_V1
+            | APPLIED_WITH_BAD_KEY_V1
+            | DROPPED_V1
+            | ALREADY_APPLIED_V1
     )
 }
 
 impl Applied {
-    /// This outcome's code in [`outcome`].
-    pub fn outcome_code(&self) -> u8 {
+    /// This outcome's code in [`outcome`], for the record whose value is `value` (what was
+    /// passed to [`Store::apply`]): an outcome of a value of a KIP-1266 version gets its `*_V1`
+    /// code ([`outcome::of_v1_value`]), since a broker that predates KIP-1266 cannot read it.
+    pub fn outcome_code(&self, value: Option<&[u8]>) -> u8 {
+        let code = self.outcome_code_v0();
+        match value.and_then(value_version) {
+            Some(v) if v > PRE_KIP1266_HIGHEST_VERSION => outcome::of_v1_value(code),
+            _ => code,
+        }
+    }
+
+    /// Whether the record whose value is `value` (what was passed to [`Store::apply`]) would
+    /// have stopped the metadata consumer of a broker that predates KIP-1266: what its skip
+    /// says ([`Skip::fatal_to_kafka`]), or a value of a version that broker cannot read.
+    pub fn fatal_to_kafka(&self, value: Option<&[u8]>) -> bool {
+        fatal_to_kafka(self.outcome_code(value))
+    }
+
+    /// The code of this outcome as if the value were of version 0.
+    fn outcome_code_v0(&self) -> u8 {
         match self {
             Applied::Applied => outcome::APPLIED,
             Applied::Orphaned => outcome::ORPHANED,
@@ -212,7 +274,7 @@ impl Store {
             // Checked above: every length is -1 or a count, and they add up to data.len().
             let key = take(usize::try_from(key_lengths[i]).ok());
             let value = take(usize::try_from(value_lengths[i]).ok());
-            outcomes[i] = self.apply(offsets[i], key, value).outcome_code();
+            outcomes[i] = self.apply(offsets[i], key, value).outcome_code(value);
         }
         Ok(())
     }
@@ -368,20 +430,35 @@ mod tests {
             },
         ];
         for s in &skips {
-            let code = Applied::Skipped(s.clone()).outcome_code();
+            let code = Applied::Skipped(s.clone()).outcome_code_v0();
             assert_eq!(fatal_to_kafka(code), s.fatal_to_kafka(), "{s:?} -> {code}");
+            // Of a version-1 value, every outcome is fatal (a stock broker cannot read it); but
+            // BAD_KEY, which apply never gives (a bad key is APPLIED_WITH_BAD_KEY or nothing).
+            let of_v1 = fatal_to_kafka(outcome::of_v1_value(code));
+            assert!(of_v1 || matches!(s, Skip::BadKey { .. }), "{s:?} of v1");
         }
-        let mut codes: Vec<u8> = skips
+        let v0: Vec<u8> = skips
             .iter()
-            .map(|s| Applied::Skipped(s.clone()).outcome_code())
+            .map(|s| Applied::Skipped(s.clone()).outcome_code_v0())
             .chain([
-                Applied::Applied.outcome_code(),
-                Applied::Orphaned.outcome_code(),
-                Applied::AppliedWithBadKey(skips[7].clone()).outcome_code(),
+                Applied::Applied.outcome_code_v0(),
+                Applied::Orphaned.outcome_code_v0(),
+                Applied::AppliedWithBadKey(skips[7].clone()).outcome_code_v0(),
             ])
             .collect();
+        let v1 = v0.iter().map(|&c| outcome::of_v1_value(c));
+        let mut codes: Vec<u8> = v0.iter().copied().chain(v1).collect();
         codes.sort();
+        codes.dedup();
         assert_eq!(codes, (0..=outcome::MAX).collect::<Vec<_>>());
+        for c in 0..=outcome::MAX {
+            let v1 = outcome::of_v1_value(c);
+            assert!(
+                v1 == c || !fatal_to_kafka(c),
+                "{c} is fatal yet has a v1 code"
+            );
+            assert_eq!(outcome::of_v1_value(v1), v1, "{c}");
+        }
         assert!(!fatal_to_kafka(outcome::MAX + 1));
     }
 
@@ -407,6 +484,72 @@ mod tests {
             counts.map_err(|e| e.kind()),
             Err(ErrorKind::InvalidArgument)
         );
+    }
+
+    #[test]
+    fn a_version_1_value_is_fatal_to_kafka_whatever_replay_did_with_it() {
+        use crate::plan::Event;
+        let script = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/plans/lifecycle.json"
+        ))
+        .unwrap_or_default();
+        let doc = crate::json::parse(&script).unwrap_or(Json::Null);
+        let copy = crate::plan::event_from_json(&doc["cases"][0]["events"][0]).ok();
+        let Some(event @ Event::CopyStarted { .. }) = copy else {
+            panic!("the first event of lifecycle.json is a copy start: {copy:?}");
+        };
+        for (level, applied, again) in [
+            (
+                MetadataLevel::V0,
+                outcome::APPLIED,
+                outcome::ALREADY_APPLIED,
+            ),
+            (
+                MetadataLevel::V1,
+                outcome::APPLIED_V1,
+                outcome::ALREADY_APPLIED_V1,
+            ),
+            (
+                MetadataLevel::V2,
+                outcome::APPLIED_V1,
+                outcome::ALREADY_APPLIED_V1,
+            ),
+        ] {
+            let mut store = Store::new();
+            let planned = store.plan(&event, level).unwrap_or_default();
+            let key = planned[0].key.format();
+            let value = planned[0].value.clone().unwrap_or_default();
+            let version = crate::record::value_version(&value);
+            assert_eq!(
+                version,
+                Some(i16::from(level != MetadataLevel::V0)),
+                "{level:?}"
+            );
+            let (k, v) = (i32::try_from(key.len()), i32::try_from(value.len()));
+            let (Ok(k), Ok(v)) = (k, v) else {
+                panic!("lengths")
+            };
+            let data = [key.as_bytes(), &value, key.as_bytes(), &value].concat();
+            let mut out = [99u8; 2];
+            let r = store.apply_packed(&[0, 0], &data, &[k, k], &[v, v], &mut out);
+            assert!(r.is_ok(), "{r:?}");
+            assert_eq!(out, [applied, again], "{level:?}");
+            let fatal = level != MetadataLevel::V0;
+            assert_eq!(out.map(fatal_to_kafka), [fatal, fatal], "{level:?}");
+            let a = Store::new().apply(0, Some(key.as_bytes()), Some(&value));
+            assert_eq!(a, Applied::Applied);
+            assert_eq!(a.fatal_to_kafka(Some(&value)), fatal, "{level:?}");
+            assert_eq!(a.outcome_code(Some(&value)), applied, "{level:?}");
+        }
+        // A header that does not read names no version: the outcome keeps its code.
+        assert_eq!(crate::record::value_version(&[1, 0]), None);
+        assert_eq!(crate::record::value_version(&[0, 0, 1]), None);
+        assert_eq!(
+            Applied::Applied.outcome_code(Some(&[1, 0])),
+            outcome::APPLIED
+        );
+        assert_eq!(Applied::Applied.outcome_code(None), outcome::APPLIED);
     }
 
     #[test]

@@ -941,6 +941,18 @@ impl Fields<'_> {
     }
 }
 
+/// The record version a value's frame header declares (frame version 1, api key, version, read
+/// as the decoder reads them), or `None` when the header does not read. Nothing after the header
+/// is looked at: a host that already replayed the value asks this to tell which brokers can read it.
+pub fn value_version(bytes: &[u8]) -> Option<i16> {
+    let r = &mut Reader::new(bytes);
+    if header_number(r, "frameVersion", ErrorKind::BadFrameVersion).ok()? != FRAME_VERSION {
+        return None;
+    }
+    header_number(r, "apiKey", ErrorKind::UnknownApiKey).ok()?;
+    header_number(r, "version", ErrorKind::UnsupportedVersion).ok()
+}
+
 /// Reads a segment (api key 0) or update (api key 1) value of version 0 or 1 with no unknown
 /// tagged field, in the order the full reader reads it (fixed-width runs in one bounds check
 /// each, tag sections as Kafka spells an empty one). `None` for anything else, valid or not:

@@ -75,7 +75,9 @@ class Applied:
     skip: Optional[SkipKind]
     #: The tombstone's key, the decode error, the level, the drop reason...
     detail: Optional[str]
-    #: Whether this record would have stopped the metadata consumer of a pre-KIP-1266 broker.
+    #: Whether this record would have stopped the metadata consumer of a pre-KIP-1266 broker:
+    #: what replay skipped for a reason fatal to it, and every value of a KIP-1266 version (1),
+    #: applied or not, which it cannot deserialize (the ``*_V1`` codes).
     fatal_to_kafka: bool
     #: The core's error code where the detail is an error.
     error_code: Optional[int]

@@ -65,6 +65,16 @@ class OutcomeCode(IntEnum):
     LEVEL_INVALID = 13
     #: Kafka's cache throws on the event (an update to COPY_SEGMENT_STARTED, a segment record in another state): nothing applied; it stops a stock broker's metadata consumer.
     REJECTED = 14
+    #: APPLIED, but the value is of a KIP-1266 version (1): a stock broker (before KIP-1266) cannot read it and its metadata consumer stops.
+    APPLIED_V1 = 15
+    #: ORPHANED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+    ORPHANED_V1 = 16
+    #: APPLIED_WITH_BAD_KEY, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+    APPLIED_WITH_BAD_KEY_V1 = 17
+    #: DROPPED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+    DROPPED_V1 = 18
+    #: ALREADY_APPLIED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+    ALREADY_APPLIED_V1 = 19
 
 
 #: Outcome code -> its stable name (kebab case), by code.
@@ -84,6 +94,11 @@ OUTCOME_NAMES = (
     "level-2",
     "level-invalid",
     "rejected",
+    "applied-v1",
+    "orphaned-v1",
+    "applied-with-bad-key-v1",
+    "dropped-v1",
+    "already-applied-v1",
 )
 #: Outcome code -> whether it would have stopped a pre-KIP-1266 broker's metadata consumer.
 OUTCOME_FATAL_TO_KAFKA = (
@@ -97,6 +112,11 @@ OUTCOME_FATAL_TO_KAFKA = (
     False,
     True,
     False,
+    True,
+    True,
+    True,
+    True,
+    True,
     True,
     True,
     True,

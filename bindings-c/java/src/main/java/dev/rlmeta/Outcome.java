@@ -48,9 +48,34 @@ public final class Outcome {
      * another state): nothing applied; it stops a stock broker's metadata consumer.
      */
     public static final byte REJECTED = 14;
+    /**
+     * APPLIED, but the value is of a KIP-1266 version (1): a stock broker (before KIP-1266) cannot
+     * read it and its metadata consumer stops.
+     */
+    public static final byte APPLIED_V1 = 15;
+    /**
+     * ORPHANED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata
+     * consumer.
+     */
+    public static final byte ORPHANED_V1 = 16;
+    /**
+     * APPLIED_WITH_BAD_KEY, but the value is of a KIP-1266 version (1): it stops a stock broker's
+     * metadata consumer.
+     */
+    public static final byte APPLIED_WITH_BAD_KEY_V1 = 17;
+    /**
+     * DROPPED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata
+     * consumer.
+     */
+    public static final byte DROPPED_V1 = 18;
+    /**
+     * ALREADY_APPLIED, but the value is of a KIP-1266 version (1): it stops a stock broker's
+     * metadata consumer.
+     */
+    public static final byte ALREADY_APPLIED_V1 = 19;
 
     /** How many codes there are: every code is in {@code 0 .. COUNT - 1} (the core's table). */
-    public static final int COUNT = 15;
+    public static final int COUNT = 20;
 
     /**
      * The stable name of an outcome code in the core's table ("applied", "tombstone", ...), or

@@ -96,7 +96,9 @@ class MetadataStoreTest {
             PlannedRecords r = s.plan(SERDE.serialize(copy), 5, 2);
             assertEquals(1, r.size());
             assertEquals(RlMeta.keyFormat(TOPIC.toString(), "orders", 0, 99, 5, false), new String(r.keys[0], UTF_8));
-            assertArrayEquals(new byte[] {Outcome.APPLIED}, produce(s, r));
+            // planned at level 2: a version-1 value, applied, which a stock broker cannot read
+            assertArrayEquals(new byte[] {Outcome.APPLIED_V1}, produce(s, r));
+            assertTrue(Outcome.fatalToKafka(Outcome.APPLIED_V1));
             byte[][] listed = s.segments(MSB, LSB, 0);
             assertEquals(1, listed.length);
             assertEquals(copy, SERDE.deserialize(listed[0]));
@@ -107,7 +109,7 @@ class MetadataStoreTest {
                     update(id, RemoteLogSegmentState.COPY_SEGMENT_FINISHED, 1_700_000_000_005L, new byte[] {1, 2, 3});
             r = s.plan(SERDE.serialize(finished), 5, 2);
             assertEquals(RlMeta.keyFormat(TOPIC.toString(), "orders", 0, 99, 5, true), new String(r.keys[0], UTF_8));
-            assertArrayEquals(new byte[] {Outcome.APPLIED}, produce(s, r));
+            assertArrayEquals(new byte[] {Outcome.APPLIED_V1}, produce(s, r));
             RemoteLogSegmentMetadata now = copy.createWithUpdates(finished);
             assertEquals(now, SERDE.deserialize(s.segmentFor(MSB, LSB, 0, 5, 10)));
             assertArrayEquals(SERDE.serialize(now), s.segmentFor(MSB, LSB, 0, 5, 99));
@@ -247,7 +249,9 @@ class MetadataStoreTest {
             assertArrayEquals(new byte[] {Outcome.LEVEL_2, Outcome.LEVEL_INVALID, Outcome.UNDECODABLE,
                     Outcome.TOMBSTONE, Outcome.APPLIED, Outcome.ALREADY_APPLIED, Outcome.REJECTED, Outcome.DROPPED}, out);
             for (byte c : new byte[] {Outcome.LEVEL_0, Outcome.LEVEL_2, Outcome.LEVEL_INVALID, Outcome.UNDECODABLE,
-                    Outcome.TOMBSTONE, Outcome.SNAPSHOT_RECORD, Outcome.PARTITION_DELETED, Outcome.REJECTED}) {
+                    Outcome.TOMBSTONE, Outcome.SNAPSHOT_RECORD, Outcome.PARTITION_DELETED, Outcome.REJECTED,
+                    Outcome.APPLIED_V1, Outcome.ORPHANED_V1, Outcome.APPLIED_WITH_BAD_KEY_V1, Outcome.DROPPED_V1,
+                    Outcome.ALREADY_APPLIED_V1}) {
                 assertTrue(Outcome.fatalToKafka(c), "fatal: " + c);
             }
             for (byte c : new byte[] {Outcome.APPLIED, Outcome.ORPHANED, Outcome.APPLIED_WITH_BAD_KEY, Outcome.BAD_KEY,

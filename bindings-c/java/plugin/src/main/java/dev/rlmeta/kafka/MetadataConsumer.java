@@ -680,6 +680,7 @@ final class MetadataConsumer implements Runnable {
                     setLevel(mp, code - Outcome.LEVEL_0, offsets[i]);
                     break;
                 case Outcome.APPLIED: case Outcome.ALREADY_APPLIED:
+                case Outcome.APPLIED_V1: case Outcome.ALREADY_APPLIED_V1: // version-1 values: a level above 0
                     break;
                 default:
                     notable.computeIfAbsent(code, k -> new ArrayList<>()).add(offsets[i]);
@@ -690,7 +691,7 @@ final class MetadataConsumer implements Runnable {
             String offs = at2.size() <= MAX_LOGGED_OFFSETS ? at2.toString()
                     : at2.subList(0, MAX_LOGGED_OFFSETS) + " and " + (at2.size() - MAX_LOGGED_OFFSETS) + " more";
             boolean bad = code != Outcome.TOMBSTONE && code != Outcome.ORPHANED && code != Outcome.PARTITION_DELETED
-                    && code != Outcome.DROPPED;
+                    && code != Outcome.DROPPED && code != Outcome.ORPHANED_V1 && code != Outcome.DROPPED_V1;
             long total = code >= 0 && code < counters.length ? counters[code].get() : -1;
             String line = String.format("rlmeta: %s-%d: %d %s record(s) at offsets %s (total %d)", topic, mp,
                     at2.size(), what, offs, total);
