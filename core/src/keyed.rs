@@ -260,10 +260,6 @@ mod tests {
     use crate::cache::SegmentMetadata;
     use crate::feature::MetadataLevel;
     use crate::plan::{Event, SegmentEvent};
-    use crate::record::{
-        LeaderEpochEntries, LeaderEpochEntry, SegmentIdEntry, SegmentMetadataRecord,
-        SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
-    };
 
     fn tp() -> TopicIdPartition {
         TopicIdPartition {
@@ -275,61 +271,12 @@ mod tests {
     fn uuid(n: i64) -> Uuid {
         Uuid::new(1, n)
     }
-    fn id_entry(n: i64) -> SegmentIdEntry<'static> {
-        SegmentIdEntry {
-            topic_id_partition: TopicIdPartitionEntry {
-                name: "orders".into(),
-                id: tp().topic_id,
-                partition: 0,
-                unknown_tagged_fields: vec![],
-            },
-            id: uuid(n),
-            unknown_tagged_fields: vec![],
-        }
-    }
     /// A version-0 segment record, as a stock broker writes it under a null key.
     fn stock_started(n: i64, start: i64) -> Vec<u8> {
-        Value {
-            version: 0,
-            record: Record::Segment(SegmentMetadataRecord {
-                remote_log_segment_id: id_entry(n),
-                start_offset: start,
-                end_offset: start + 99,
-                broker_id: 1,
-                max_timestamp_ms: 1,
-                event_timestamp_ms: 1,
-                segment_leader_epochs: LeaderEpochEntries::One(LeaderEpochEntry {
-                    leader_epoch: 4,
-                    offset: start,
-                    unknown_tagged_fields: vec![],
-                }),
-                segment_size_in_bytes: 10,
-                custom_metadata: None,
-                remote_log_segment_state: 0,
-                txn_index_empty: false,
-                broker_leader_epoch: 0,
-                unknown_tagged_fields: vec![],
-            }),
-        }
-        .encode()
-        .unwrap()
+        crate::testing::stock::started(&tp(), uuid(n), start, 4).unwrap()
     }
     fn stock_update(n: i64, state: SegmentState) -> Vec<u8> {
-        Value {
-            version: 0,
-            record: Record::Update(SegmentMetadataUpdateRecord {
-                remote_log_segment_id: id_entry(n),
-                broker_id: 1,
-                event_timestamp_ms: 2,
-                custom_metadata: None,
-                remote_log_segment_state: state.id(),
-                broker_leader_epoch: -1,
-                end_offset: -1,
-                unknown_tagged_fields: vec![],
-            }),
-        }
-        .encode()
-        .unwrap()
+        crate::testing::stock::update(&tp(), uuid(n), state).unwrap()
     }
 
     /// A metadata partition: its records, and the store a broker builds from them.

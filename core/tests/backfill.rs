@@ -9,88 +9,31 @@
 //! records begin (the planner's deletion order; its remote data is going away).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is a panic
 
+mod common;
+
 use std::collections::BTreeMap;
 
+use common::{k, tp, uuid};
+use rlmeta::ErrorKind;
 use rlmeta::cache::Store;
 use rlmeta::feature::MetadataLevel;
-use rlmeta::model::{SegmentState, TopicIdPartition, Uuid};
+use rlmeta::model::{SegmentState, Uuid};
 use rlmeta::plan::{Event, Planned, SegmentEvent, UNKNOWN_EPOCH};
-use rlmeta::record::{
-    LeaderEpochEntries, LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord,
-    SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
-};
-use rlmeta::{ErrorKind, RecordKey};
+use rlmeta::testing::stock;
 
 type Rec = (Option<Vec<u8>>, Option<Vec<u8>>);
 
-fn tp() -> TopicIdPartition {
-    TopicIdPartition {
-        topic_id: Uuid::parse("T8fJ9Kz3RyWxP2mQ4nL7vA").unwrap_or_default(),
-        topic: "topicA".into(),
-        partition: 0,
-    }
-}
-
-fn uuid(n: i64) -> Uuid {
-    Uuid::new(n, n)
-}
-
-fn id_entry(n: i64) -> SegmentIdEntry<'static> {
-    SegmentIdEntry {
-        topic_id_partition: TopicIdPartitionEntry {
-            name: "topicA".into(),
-            id: tp().topic_id,
-            partition: 0,
-            unknown_tagged_fields: vec![],
-        },
-        id: uuid(n),
-        unknown_tagged_fields: vec![],
-    }
-}
-
 /// A version-0 segment record as stock Kafka writes it (null key), data in leader epoch `epoch`.
 fn stock_started(n: i64, start: i64, epoch: i32) -> Rec {
-    let v = Value {
-        version: 0,
-        record: Record::Segment(SegmentMetadataRecord {
-            remote_log_segment_id: id_entry(n),
-            start_offset: start,
-            end_offset: start + 99,
-            broker_id: 1,
-            max_timestamp_ms: 1,
-            event_timestamp_ms: 1,
-            segment_leader_epochs: LeaderEpochEntries::One(LeaderEpochEntry {
-                leader_epoch: epoch,
-                offset: start,
-                unknown_tagged_fields: vec![],
-            }),
-            segment_size_in_bytes: 10,
-            custom_metadata: None,
-            remote_log_segment_state: 0,
-            txn_index_empty: false,
-            broker_leader_epoch: 0,
-            unknown_tagged_fields: vec![],
-        }),
-    };
-    (None, Some(v.encode().unwrap()))
+    (
+        None,
+        Some(stock::started(&tp(), uuid(n), start, epoch).unwrap()),
+    )
 }
 
 /// A version-0 update as stock Kafka writes it (null key).
 fn stock_update(n: i64, state: SegmentState) -> Rec {
-    let v = Value {
-        version: 0,
-        record: Record::Update(SegmentMetadataUpdateRecord {
-            remote_log_segment_id: id_entry(n),
-            broker_id: 1,
-            event_timestamp_ms: 2,
-            custom_metadata: None,
-            remote_log_segment_state: state.id(),
-            broker_leader_epoch: -1,
-            end_offset: -1,
-            unknown_tagged_fields: vec![],
-        }),
-    };
-    (None, Some(v.encode().unwrap()))
+    (None, Some(stock::update(&tp(), uuid(n), state).unwrap()))
 }
 
 fn replay(log: &[Rec]) -> Store {
@@ -494,16 +437,4 @@ fn a_conflict_on_one_key_refuses_only_that_segment() {
         comp.get(&uuid(10)),
         Some(&SegmentState::CopySegmentFinished)
     );
-}
-
-fn k(end: i64, epoch: i32, update: bool) -> String {
-    RecordKey {
-        topic_id: tp().topic_id,
-        topic: "topicA".into(),
-        partition: 0,
-        end_offset: end,
-        broker_leader_epoch: epoch,
-        update,
-    }
-    .format()
 }

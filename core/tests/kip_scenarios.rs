@@ -3,26 +3,17 @@
 //! tombstone prefix rule of the KIP and apache/kafka#22459.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is a panic
 
+mod common;
+
+use common::{k, tp, uuid};
+use rlmeta::ErrorKind;
 use rlmeta::cache::{SegmentMetadata, Store};
 use rlmeta::compaction::{Log, TopicConfig};
 use rlmeta::feature::MetadataLevel;
-use rlmeta::model::{PartitionDeleteState, SegmentState, TopicIdPartition, Uuid};
+use rlmeta::model::{PartitionDeleteState, SegmentState, Uuid};
 use rlmeta::plan::{Event, Planned, SegmentEvent};
-use rlmeta::{ErrorKind, RecordKey};
 
 const LEVEL: MetadataLevel = MetadataLevel::V2;
-
-fn tp() -> TopicIdPartition {
-    TopicIdPartition {
-        topic_id: Uuid::parse("T8fJ9Kz3RyWxP2mQ4nL7vA").unwrap_or_default(),
-        topic: "topicA".into(),
-        partition: 0,
-    }
-}
-
-fn uuid(n: i64) -> Uuid {
-    Uuid::new(n, n)
-}
 
 struct Cluster {
     store: Store,
@@ -159,18 +150,6 @@ impl Cluster {
         store.mark_initialized(&tp());
         store
     }
-}
-
-fn k(end: i64, epoch: i32, update: bool) -> String {
-    RecordKey {
-        topic_id: tp().topic_id,
-        topic: "topicA".into(),
-        partition: 0,
-        end_offset: end,
-        broker_leader_epoch: epoch,
-        update,
-    }
-    .format()
 }
 
 fn listing(store: &Store) -> Vec<(Uuid, SegmentState)> {
@@ -405,63 +384,10 @@ fn disablement_delete_policy_tombstones_every_key_and_retain_keeps_them() {
 /// upgrade (moved by `plan_backfill`), must still be known once every null-key record is gone.
 #[test]
 fn segments_from_before_kip_1266_survive_the_expiry_of_null_key_records() {
-    use rlmeta::record::{
-        LeaderEpochEntries, LeaderEpochEntry, Record, SegmentIdEntry, SegmentMetadataRecord,
-        SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
-    };
-    let id_entry = |n: i64| SegmentIdEntry {
-        topic_id_partition: TopicIdPartitionEntry {
-            name: "topicA".into(),
-            id: tp().topic_id,
-            partition: 0,
-            unknown_tagged_fields: vec![],
-        },
-        id: uuid(n),
-        unknown_tagged_fields: vec![],
-    };
-    let old_started = |n: i64, start: i64| {
-        Value {
-            version: 0,
-            record: Record::Segment(SegmentMetadataRecord {
-                remote_log_segment_id: id_entry(n),
-                start_offset: start,
-                end_offset: start + 99,
-                broker_id: 1,
-                max_timestamp_ms: 1,
-                event_timestamp_ms: 1,
-                segment_leader_epochs: LeaderEpochEntries::One(LeaderEpochEntry {
-                    leader_epoch: 4,
-                    offset: start,
-                    unknown_tagged_fields: vec![],
-                }),
-                segment_size_in_bytes: 10,
-                custom_metadata: None,
-                remote_log_segment_state: 0,
-                txn_index_empty: false,
-                broker_leader_epoch: 0,
-                unknown_tagged_fields: vec![],
-            }),
-        }
-        .encode()
-        .unwrap()
-    };
-    let old_finished = |n: i64| {
-        Value {
-            version: 0,
-            record: Record::Update(SegmentMetadataUpdateRecord {
-                remote_log_segment_id: id_entry(n),
-                broker_id: 1,
-                event_timestamp_ms: 2,
-                custom_metadata: None,
-                remote_log_segment_state: 1,
-                broker_leader_epoch: -1,
-                end_offset: -1,
-                unknown_tagged_fields: vec![],
-            }),
-        }
-        .encode()
-        .unwrap()
-    };
+    use rlmeta::testing::stock;
+    let old_started = |n: i64, start: i64| stock::started(&tp(), uuid(n), start, 4).unwrap();
+    let old_finished =
+        |n: i64| stock::update(&tp(), uuid(n), SegmentState::CopySegmentFinished).unwrap();
     let mut c = Cluster::new();
     let null_key = |c: &mut Cluster, v: Vec<u8>| {
         c.now += 1;

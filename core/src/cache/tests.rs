@@ -9,7 +9,7 @@ use crate::model::PartitionDeleteState;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
 use crate::record::{
     LeaderEpochEntry, PartitionDeleteMetadataRecord, Record, SegmentIdEntry, SegmentMetadataRecord,
-    SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
+    TopicIdPartitionEntry, Value,
 };
 
 fn tp() -> TopicIdPartition {
@@ -63,22 +63,10 @@ fn started(n: i64, start: i64, end: i64, epochs: &[(i32, i64)]) -> Vec<u8> {
     .expect("a test segment record encodes")
 }
 
+/// A version-0 update as a stock broker writes it (broker 1, timestamp 2).
 fn update(n: i64, state: SegmentState) -> Vec<u8> {
-    Value {
-        version: 0,
-        record: Record::Update(SegmentMetadataUpdateRecord {
-            remote_log_segment_id: seg_id(n),
-            broker_id: 1,
-            event_timestamp_ms: 2,
-            custom_metadata: None,
-            remote_log_segment_state: state.id(),
-            broker_leader_epoch: -1,
-            end_offset: -1,
-            unknown_tagged_fields: vec![],
-        }),
-    }
-    .encode()
-    .expect("a test update record encodes")
+    crate::testing::stock::update(&tp(), Uuid::new(n, n), state)
+        .expect("a test update record encodes")
 }
 
 struct Log {
