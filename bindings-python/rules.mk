@@ -43,10 +43,13 @@ py-install: py-wheel py-deps
 	$(VPY) -m pip install -q --no-deps --no-index --force-reinstall $(PY_WHEELS)/rlmeta-*.whl
 
 # RLMETA_INSPECT: the Rust example the agreement tests compare scan and simulate with (examples-test
-# builds the same release binary, so this costs nothing in make test).
+# builds the same release binary, so this costs nothing in make test). RLMETA_C_LIB: the C
+# binding's shared library (c-test builds the same debug library), whose packed apply is the
+# plugin's store path: the agreement tests take the plugin's counts from it.
 py-test: py-install
 	$(CARGO) build -q --release -p rlmeta-examples --bin inspect
-	RLMETA_VECTORS="$(abspath $(VECTORS))" RLMETA_INSPECT="$(abspath target/release/inspect)" PYTHONDONTWRITEBYTECODE=1 $(VPY) -m pytest -q -rs $(PY_DIR)/tests
+	$(CARGO) build -q -p rlmeta-c
+	RLMETA_VECTORS="$(abspath $(VECTORS))" RLMETA_INSPECT="$(abspath target/release/inspect)" RLMETA_C_LIB="$(abspath $(C_LIBDIR)/librlmeta_c.so)" PYTHONDONTWRITEBYTECODE=1 $(VPY) -m pytest -q -rs $(PY_DIR)/tests
 
 BINDING_TESTS += py-test
 
