@@ -25,3 +25,17 @@ def first_of(value_cases):
         return next(c["raw"] for c in value_cases if c["apiKey"] == api_key and c["version"] == version)
 
     return pick
+
+
+@pytest.fixture(scope="module")
+def broker():
+    """A real Kafka 4.4.0 broker (kafka_broker.py) with three metadata partitions, one per test
+    module that asks for it; stopped and removed after the module, whatever happened."""
+    from kafka_broker import Broker
+
+    b = Broker(metadata_partitions=3)
+    try:
+        b.start()
+        yield b
+    finally:
+        b.cleanup()

@@ -166,6 +166,67 @@ class Broker:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+# ---- what the broker tests share (conftest.py's ``broker`` fixture starts the broker) ---------
+
+
+def wait(what: str, cond, limit: float = 90, every: float = 1.0) -> None:
+    """Polls ``cond`` every ``every`` seconds until it is true; fails after ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {limit}s waiting for {what}")
+        time.sleep(every)
+
+
+def say(capsys, text: str) -> None:
+    """Prints past pytest's capture (a test's figures, shown in make test's output)."""
+    with capsys.disabled():
+        print(text)
+
+
+def metadata_records(bootstrap: str) -> list:
+    """Every record of the metadata topic, read to its end: (partition, offset, key, value)."""
+    from rlmeta._kafka import METADATA_TOPIC, Cluster
+
+    c = Cluster(bootstrap, timeout_ms=30000)
+    try:
+        reader = c.read(METADATA_TOPIC, c.partitions(), progress=False)
+        got = [(r.partition, r.offset, r.key, r.value) for r in reader]
+        assert all(reader.read_to_end.values())
+        return got
+    finally:
+        c.close()
+
+
+def migration_tool(broker: "Broker", *args: str, kill_after: Optional[int] = None, timeout: int = 120):
+    """The installed migration console script against ``broker``, as an operator runs it; with
+    ``kill_after``, the tool kills itself (-9) after that many actions."""
+    import sys
+
+    from rlmeta import migration
+
+    env = dict(os.environ)
+    env.pop(migration.KILL_HOOK, None)
+    if kill_after is not None:
+        env[migration.KILL_HOOK] = str(kill_after)
+    exe = Path(sys.executable).parent / "kafka-remote-log-metadata-migration"
+    return subprocess.run([str(exe), "--bootstrap-server", broker.bootstrap, "--no-progress", *args],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def until_complete(broker: "Broker", *args: str, timeout: int = 120):
+    """Runs the migration tool killed after its first action, again and again, then returns the
+    first run that completed and how many were killed."""
+    killed = 0
+    for _ in range(10):
+        out = migration_tool(broker, *args, kill_after=1, timeout=timeout)
+        if out.returncode == 0:
+            return out, killed
+        assert out.returncode == -9, (out.returncode, out.stdout[-3000:], out.stderr[-2000:])
+        killed += 1
+    raise AssertionError("the tool never completed")
+
+
 if __name__ == "__main__":  # a broker for a developer's hands: runs until Ctrl-C
     b = Broker()
     try:

@@ -16,10 +16,9 @@ else writes to the topic. The plugin writing it on a live 3-broker cluster is th
 Skipped (with the reason) only when Java or Maven is missing.
 """
 
-import os
+import functools
 import re
 import shutil
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -28,36 +27,21 @@ from pathlib import Path
 import pytest
 
 import rlmeta
-from rlmeta import MetadataLevel, migration
+from rlmeta import MetadataLevel
 from rlmeta._kafka import METADATA_TOPIC, Cluster
 
 sys.path.insert(0, str(Path(__file__).parent))
-from kafka_broker import STOCK_MANAGER, Broker  # noqa: E402
+import kafka_broker  # noqa: E402
+from kafka_broker import STOCK_MANAGER, say, wait  # noqa: E402
+from kafka_broker import metadata_records as records  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (shutil.which("java") and shutil.which("mvn")), reason="needs java and mvn")
 
 CAPABLE = "dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager"
+# The backfill's runs read and write more than the plain migration's: a longer bound each.
+tool = functools.partial(kafka_broker.migration_tool, timeout=180)
+until_complete = functools.partial(kafka_broker.until_complete, timeout=180)
 FOREVER, DELETED = "forever", "deleted"
-
-
-def wait(what, cond, limit=90):
-    deadline = time.monotonic() + limit
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {limit}s waiting for {what}")
-        time.sleep(1)
-
-
-def records(bootstrap):
-    """Every record of the metadata topic: (partition, offset, key, value)."""
-    c = Cluster(bootstrap, timeout_ms=30000)
-    try:
-        reader = c.read(METADATA_TOPIC, c.partitions(), progress=False)
-        got = [(r.partition, r.offset, r.key, r.value) for r in reader]
-        assert all(reader.read_to_end.values())
-        return got
-    finally:
-        c.close()
 
 
 def live_segments(recs):
@@ -86,27 +70,6 @@ def configs(broker):
         c.close()
 
 
-def tool(broker, *args, kill_after=None):
-    env = dict(os.environ)
-    env.pop(migration.KILL_HOOK, None)
-    if kill_after is not None:
-        env[migration.KILL_HOOK] = str(kill_after)
-    exe = Path(sys.executable).parent / "kafka-remote-log-metadata-migration"
-    return subprocess.run([str(exe), "--bootstrap-server", broker.bootstrap, "--no-progress", *args],
-                          capture_output=True, text=True, env=env, timeout=180)
-
-
-def until_complete(broker, *args):
-    killed = 0
-    for _ in range(10):
-        out = tool(broker, *args, kill_after=1)
-        if out.returncode == 0:
-            return out, killed
-        assert out.returncode == -9, (out.returncode, out.stdout[-3000:], out.stderr[-2000:])
-        killed += 1
-    raise AssertionError("the tool never completed")
-
-
 def backfill(broker, recs, limit=None):
     """Writes the core's backfill (as the broker plugin does at level 1) to each metadata partition;
     at most `limit` user partitions' worth. Returns the records written."""
@@ -129,21 +92,6 @@ def backfill(broker, recs, limit=None):
         return written
     finally:
         c.close()
-
-
-def say(capsys, text):
-    with capsys.disabled():
-        print(text)
-
-
-@pytest.fixture(scope="module")
-def broker():
-    b = Broker(metadata_partitions=3)
-    try:
-        b.start()
-        yield b
-    finally:
-        b.cleanup()
 
 
 def test_backfill_path_to_level_two_without_waiting_for_retention(broker, capsys):

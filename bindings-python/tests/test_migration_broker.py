@@ -14,22 +14,19 @@ Skipped (with the reason) only when Java or Maven is missing.
 """
 
 import json
-import os
 import shutil
-import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
-
-import pytest
 
 import rlmeta
 from rlmeta import cli, migration
 from rlmeta._kafka import METADATA_TOPIC, Cluster
 
 sys.path.insert(0, str(Path(__file__).parent))
-from kafka_broker import STOCK_MANAGER, Broker  # noqa: E402
+from kafka_broker import STOCK_MANAGER, say, until_complete, wait  # noqa: E402
+from kafka_broker import metadata_records as records  # noqa: E402
+from kafka_broker import migration_tool as tool  # noqa: E402
 
 missing = [t for t in ("java", "mvn") if not shutil.which(t)]
 if missing:  # a test that needs a tool fails without it (never skips silently)
@@ -37,26 +34,6 @@ if missing:  # a test that needs a tool fails without it (never skips silently)
 
 CAPABLE = "dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager"
 TOPIC = "orders"
-
-
-def wait(what, cond, limit=90):
-    deadline = time.monotonic() + limit
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {limit}s waiting for {what}")
-        time.sleep(1)
-
-
-def records(bootstrap):
-    """Every record of the metadata topic: (partition, offset, key, value)."""
-    c = Cluster(bootstrap, timeout_ms=30000)
-    try:
-        reader = c.read(METADATA_TOPIC, c.partitions(), progress=False)
-        got = [(r.partition, r.offset, r.key, r.value) for r in reader]
-        assert all(reader.read_to_end.values())
-        return got
-    finally:
-        c.close()
 
 
 def kafka_describe(broker):
@@ -70,35 +47,6 @@ def kafka_describe(broker):
         if name:
             configs[name] = rest.split(" sensitive=")[0]
     return configs
-
-
-def tool(broker, *args, kill_after=None):
-    """The installed console script, as an operator runs it."""
-    env = dict(os.environ)
-    env.pop(migration.KILL_HOOK, None)
-    if kill_after is not None:
-        env[migration.KILL_HOOK] = str(kill_after)
-    exe = Path(sys.executable).parent / "kafka-remote-log-metadata-migration"
-    return subprocess.run([str(exe), "--bootstrap-server", broker.bootstrap, "--no-progress", *args],
-                          capture_output=True, text=True, env=env, timeout=120)
-
-
-def until_complete(broker, *args):
-    """Runs the tool killed after its first action, again and again, then returns the first run
-    that completed and how many were killed."""
-    killed = 0
-    for _ in range(10):
-        out = tool(broker, *args, kill_after=1)
-        if out.returncode == 0:
-            return out, killed
-        assert out.returncode == -9, (out.returncode, out.stdout[-2000:], out.stderr[-2000:])
-        killed += 1
-    raise AssertionError("the tool never completed")
-
-
-def say(capsys, text):
-    with capsys.disabled():
-        print(text)
 
 
 def run_json(capsys, *argv):
@@ -116,16 +64,6 @@ def run_tool(capsys, broker, *argv):
 
 def level_records(recs):
     return Counter((p, v) for p, _, k, v in recs if k == rlmeta.LEVEL_RECORD_KEY)
-
-
-@pytest.fixture(scope="module")
-def broker():
-    b = Broker(metadata_partitions=3)
-    try:
-        b.start()
-        yield b
-    finally:
-        b.cleanup()
 
 
 def test_migration_end_to_end_on_a_real_broker(broker, capsys):

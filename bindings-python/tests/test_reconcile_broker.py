@@ -19,6 +19,7 @@ Skipped (with the reason) only when Java or Maven is missing.
 """
 
 import base64
+import functools
 import json
 import os
 import shutil
@@ -36,21 +37,15 @@ from rlmeta import _reconcile, cli
 from rlmeta._kafka import Cluster
 
 sys.path.insert(0, str(Path(__file__).parent))
-from kafka_broker import Broker, free_ports  # noqa: E402
+import kafka_broker  # noqa: E402
+from kafka_broker import Broker, free_ports, say  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (shutil.which("java") and shutil.which("mvn")), reason="needs java and mvn")
 
 TOPIC = "rec.orders"
 HOUR = 3_600_000
 GRACE = "2s"
-
-
-def wait(what, cond, limit=90):
-    deadline = time.monotonic() + limit
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {limit}s waiting for {what}")
-        time.sleep(0.5)
+wait = functools.partial(kafka_broker.wait, every=0.5)
 
 
 def journal_lines(broker, kind):
@@ -92,11 +87,6 @@ def run_json(capsys, *argv):
     rc, out, err = run(capsys, "--json", *argv)
     assert rc == 0, err
     return json.loads(out)
-
-
-def say(capsys, text):
-    with capsys.disabled():
-        print(text)
 
 
 def snapshot(root):

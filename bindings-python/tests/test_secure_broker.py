@@ -12,6 +12,7 @@ ACLs are created and deleted with kafka-python's Admin as the broker's own ident
 super user), and each change is waited for until the broker's authorizer reports it.
 """
 
+import functools
 import json
 import shutil
 import subprocess
@@ -25,7 +26,10 @@ import rlmeta
 from rlmeta import cli, migration
 
 sys.path.insert(0, str(Path(__file__).parent))
+import kafka_broker  # noqa: E402
 from kafka_secure_broker import STORE_PASSWORD, SecureBroker, command_configs  # noqa: E402
+
+wait = functools.partial(kafka_broker.wait, limit=60, every=0.2)
 
 missing = [t for t in ("java", "mvn", "openssl", "keytool") if not shutil.which(t)]
 if missing:  # a test that needs a tool fails without it (never skips silently)
@@ -134,14 +138,6 @@ class Env:
             result = self.admin.create_acls([self._acl(principal, op, r) for op, r in wanted - have])
             assert not result["failed"], result
         wait(f"{principal}'s ACLs", lambda: self.acls(principal) == wanted)
-
-
-def wait(what, cond, limit=60):
-    deadline = time.monotonic() + limit
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {limit}s waiting for {what}")
-        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
