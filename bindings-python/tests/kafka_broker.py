@@ -198,6 +198,18 @@ def metadata_records(bootstrap: str) -> list:
         c.close()
 
 
+def wait_metadata_settled(bootstrap: str, limit: float = 60) -> None:
+    """Waits until the metadata topic holds records and two reads a second apart count the same."""
+    last: list = [None]
+
+    def settled() -> bool:
+        now = len(metadata_records(bootstrap))
+        done, last[0] = now == last[0] and now > 0, now
+        return done
+
+    wait("the metadata topic to settle", settled, limit)
+
+
 def migration_tool(broker: "Broker", *args: str, kill_after: Optional[int] = None, timeout: int = 120):
     """The installed migration console script against ``broker``, as an operator runs it; with
     ``kill_after``, the tool kills itself (-9) after that many actions."""

@@ -32,7 +32,7 @@ from rlmeta._kafka import METADATA_TOPIC, Cluster
 
 sys.path.insert(0, str(Path(__file__).parent))
 import kafka_broker  # noqa: E402
-from kafka_broker import STOCK_MANAGER, say, wait  # noqa: E402
+from kafka_broker import STOCK_MANAGER, say, wait, wait_metadata_settled  # noqa: E402
 from kafka_broker import metadata_records as records  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (shutil.which("java") and shutil.which("mvn")), reason="needs java and mvn")
@@ -112,14 +112,7 @@ def test_backfill_path_to_level_two_without_waiting_for_retention(broker, capsys
     producer.flush()
     producer.close()
     wait("remote copies and deletions", lambda: broker.journal().count("COPY ") >= 10 and broker.journal().count("DELETE ") >= 2, 120)
-    last = [None]
-
-    def settled():
-        now = len(records(broker.bootstrap))
-        done, last[0] = now == last[0] and now > 0, now
-        return done
-
-    wait("the metadata topic to settle", settled, 60)
+    wait_metadata_settled(broker.bootstrap)
     before = records(broker.bootstrap)
     assert before and all(k is None for _, _, k, _ in before)
     live = live_segments(before)

@@ -24,7 +24,7 @@ from rlmeta import cli, migration
 from rlmeta._kafka import METADATA_TOPIC, Cluster
 
 sys.path.insert(0, str(Path(__file__).parent))
-from kafka_broker import STOCK_MANAGER, say, until_complete, wait  # noqa: E402
+from kafka_broker import STOCK_MANAGER, say, until_complete, wait, wait_metadata_settled  # noqa: E402
 from kafka_broker import metadata_records as records  # noqa: E402
 from kafka_broker import migration_tool as tool  # noqa: E402
 
@@ -80,14 +80,7 @@ def test_migration_end_to_end_on_a_real_broker(broker, capsys):
     producer.flush()
     producer.close()
     wait("remote copies", lambda: broker.journal().count("COPY ") >= 6)
-    last = [None]
-
-    def settled():
-        now = len(records(broker.bootstrap))
-        done, last[0] = now == last[0] and now > 0, now
-        return done
-
-    wait("the metadata topic to settle", settled, 60)
+    wait_metadata_settled(broker.bootstrap)
     before = records(broker.bootstrap)
     assert before and all(k is None for _, _, k, _ in before)
     say(capsys, f"history: {len(before)} null-key records from {broker.journal().count('COPY ')} remote copies")
@@ -126,7 +119,7 @@ def test_migration_end_to_end_on_a_real_broker(broker, capsys):
     c.admin.delete_topics([TOPIC])
     c.close()
     wait("remote deletions", lambda: broker.journal().count("DELETE ") >= broker.journal().count("COPY "))
-    wait("the metadata topic to settle", settled, 60)
+    wait_metadata_settled(broker.bootstrap)
     broker.restart(**{"remote.log.storage.system.enable": "false", "remote.log.metadata.manager.class.name": CAPABLE})
     before = records(broker.bootstrap)
 
