@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use super::*;
 use crate::record::{
     LeaderEpochEntry, PartitionDeleteMetadataRecord, SegmentIdEntry, SegmentMetadataRecord,
-    SegmentMetadataUpdateRecord, TopicIdPartitionEntry, Value,
+    TopicIdPartitionEntry, Value,
 };
 
 fn tp(p: i32) -> TopicIdPartition {
@@ -60,21 +60,7 @@ fn started(p: i32, n: i64, start: i64, end: i64, ts: i64) -> Vec<u8> {
 }
 
 fn update(p: i32, n: i64, state: SegmentState, ts: i64) -> Vec<u8> {
-    Value {
-        version: 0,
-        record: Record::Update(SegmentMetadataUpdateRecord {
-            remote_log_segment_id: sid(p, n),
-            broker_id: 0,
-            event_timestamp_ms: ts,
-            custom_metadata: None,
-            remote_log_segment_state: state.id(),
-            broker_leader_epoch: -1,
-            end_offset: -1,
-            unknown_tagged_fields: vec![],
-        }),
-    }
-    .encode()
-    .unwrap()
+    crate::testing::stock::update_by(&tp(p), Uuid::new(n, n + 1), state, 0, ts).unwrap()
 }
 
 fn partition_deleted(p: i32) -> Vec<u8> {

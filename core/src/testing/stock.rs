@@ -55,12 +55,23 @@ pub fn started(tp: &TopicIdPartition, id: Uuid, start: i64, leader_epoch: i32) -
 
 /// The version-0 update of segment `id` of `tp` to `state` (broker 1, timestamp 2).
 pub fn update(tp: &TopicIdPartition, id: Uuid, state: SegmentState) -> Result<Vec<u8>> {
+    update_by(tp, id, state, 1, 2)
+}
+
+/// The version-0 update of segment `id` of `tp` to `state`, by `broker_id` at `event_timestamp_ms`.
+pub fn update_by(
+    tp: &TopicIdPartition,
+    id: Uuid,
+    state: SegmentState,
+    broker_id: i32,
+    event_timestamp_ms: i64,
+) -> Result<Vec<u8>> {
     Value {
         version: 0,
         record: Record::Update(SegmentMetadataUpdateRecord {
             remote_log_segment_id: id_entry(tp, id),
-            broker_id: 1,
-            event_timestamp_ms: 2,
+            broker_id,
+            event_timestamp_ms,
             custom_metadata: None,
             remote_log_segment_state: state.id(),
             broker_leader_epoch: -1,
