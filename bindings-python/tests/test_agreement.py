@@ -7,7 +7,7 @@ is the summary's compaction (the same records kept, the same live segments lost)
 Every count comes from one core function; this proves the products are views of it rather than
 copies (issue 20: simulate had its own fold with other defaults, and counted differently).
 The fixtures: a real Kafka 4.4.0 broker's three metadata partitions, the crafted files (every
-codec, a corrupt batch, a torn tail, KIP-1266 keys with tombstones and a level record), and files
+codec, a corrupt batch, a torn tail, KIP-1266 keys with tombstones and a partition deletion), and files
 written here by kafka-python's own batch writer (a second encoder, sharing no rlmeta code) from
 those records and a few odd ones: every codec including none, null-key and keyed records in one
 file, tombstones (keyed and null-key), undecodable values, a bad key, valid and invalid level
