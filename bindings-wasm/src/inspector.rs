@@ -16,14 +16,11 @@ use std::fmt::Write as _;
 use rlmeta::checkpoint::Checkpoint;
 use rlmeta::compaction::{CleanupPolicy, TopicConfig};
 use rlmeta::error::ErrorKind;
-use rlmeta::feature::{
-    DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS, FEATURE_NAME, Readiness, parse_level_record,
-};
-use rlmeta::format::{kafka_decode_error_text, to_kafka_string};
-use rlmeta::index::{BatchInfo, RecordIndex};
+use rlmeta::feature::{DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS, Readiness};
+use rlmeta::index::{BatchInfo, RecordIndex, value_view};
 use rlmeta::inspect::{Inspection, inspect, segment_marks};
-use rlmeta::json::{Int64Style, to_hex, value_to_json};
-use rlmeta::{Error, RecordKey, TopicIdPartition, Uuid, decode_value};
+use rlmeta::json::{Int64Style, to_hex};
+use rlmeta::{Error, RecordKey, TopicIdPartition, Uuid};
 use wasm_bindgen::prelude::*;
 
 use crate::{JsResult, KeyFields, RawError};
@@ -719,33 +716,7 @@ fn no_row(row: u32) -> RawError {
 }
 
 fn detail(file: String, b: &BatchInfo, r: &rlmeta::batch::Record<'_>) -> RecordDetail {
-    let level = parse_level_record(r.key, r.value);
-    let decoded = r.value.map(decode_value);
-    let (kafka_text, value_json, error, kafka_error, level_value) = match (&level, &decoded) {
-        (Some(Ok(l)), _) => (
-            Some(format!("{FEATURE_NAME} level {}", l.level())),
-            None,
-            None,
-            None,
-            Some(l.level()),
-        ),
-        (Some(Err(e)), _) => (None, None, Some(e.to_string()), None, None),
-        (None, None) => (None, None, None, None, None),
-        (None, Some(Ok(v))) => (
-            Some(to_kafka_string(v)),
-            Some(value_to_json(v, Int64Style::String).to_string()),
-            v.validate().err().map(|e| e.to_string()),
-            None,
-            None,
-        ),
-        (None, Some(Err(e))) => (
-            None,
-            None,
-            Some(e.to_string()),
-            r.value.map(|v| kafka_decode_error_text(v, e)),
-            None,
-        ),
-    };
+    let v = value_view(r.key, r.value, Int64Style::String);
     RecordDetail {
         file,
         offset: r.offset,
@@ -783,11 +754,11 @@ fn detail(file: String, b: &BatchInfo, r: &rlmeta::batch::Record<'_>) -> RecordD
             .map(|h| u8::from(h.value.is_none()))
             .collect(),
         value_hex: r.value.map(to_hex),
-        kafka_text,
-        value_json,
-        error,
-        kafka_error,
-        level: level_value,
+        kafka_text: v.kafka_text,
+        value_json: v.json,
+        error: v.error,
+        kafka_error: v.kafka_error,
+        level: v.level,
     }
 }
 

@@ -8,7 +8,7 @@
 //! are read (a broker recovering its log truncates it there, and [`crate::inspect`] replays just
 //! those), the ones in or after it are listed, flagged [`flag::UNREAD`] and counted apart. The
 //! counts a viewer shows ([`Counts`]), the migration check over them, a compaction preview over
-//! the read records and each record's bytes on demand are views of this index.
+//! the read records and each record's bytes and value texts on demand are views of this index.
 //!
 //! Never: I/O, keeping a file's bytes (hosts keep them and hand them back for the views that
 //! read records), replaying the records into a store (that is [`crate::inspect`]).
@@ -21,8 +21,10 @@ use crate::batch::{
 };
 use crate::compaction::TopicConfig;
 use crate::error::{Error, ErrorKind};
-use crate::feature::{NullKeyScan, Readiness, parse_level_record};
+use crate::feature::{FEATURE_NAME, NullKeyScan, Readiness, parse_level_record};
+use crate::format::{kafka_decode_error_text, to_kafka_string};
 use crate::inspect::{CompactionPreview, PreviewRecord, flag, kind, preview_compaction};
+use crate::json::{Int64Style, value_to_json};
 use crate::key::RecordKey;
 use crate::model::{TopicIdPartition, Uuid};
 use crate::record::{Record, decode_value};
@@ -666,6 +668,45 @@ impl RecordIndex {
             }
         }
         (p, kept)
+    }
+}
+
+/// What a viewer shows of one record's value: Kafka's `toString` (kafka-dump-log's payload; for
+/// a level record, the level it sets), the decoded value as JSON, why it does not decode or fails
+/// Kafka's checks, the exception Kafka's own decoder throws, and a level record's level.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ValueView {
+    pub kafka_text: Option<String>,
+    pub json: Option<String>,
+    pub error: Option<String>,
+    pub kafka_error: Option<String>,
+    pub level: Option<i16>,
+}
+
+/// The [`ValueView`] of a record's key and value, 64-bit integers of the JSON as `style` says.
+pub fn value_view(key: Option<&[u8]>, value: Option<&[u8]>, style: Int64Style) -> ValueView {
+    match (parse_level_record(key, value), value.map(decode_value)) {
+        (Some(Ok(l)), _) => ValueView {
+            kafka_text: Some(format!("{FEATURE_NAME} level {}", l.level())),
+            level: Some(l.level()),
+            ..ValueView::default()
+        },
+        (Some(Err(e)), _) => ValueView {
+            error: Some(e.to_string()),
+            ..ValueView::default()
+        },
+        (None, None) => ValueView::default(),
+        (None, Some(Ok(v))) => ValueView {
+            kafka_text: Some(to_kafka_string(&v)),
+            json: Some(value_to_json(&v, style).to_string()),
+            error: v.validate().err().map(|e| e.to_string()),
+            ..ValueView::default()
+        },
+        (None, Some(Err(e))) => ValueView {
+            error: Some(e.to_string()),
+            kafka_error: value.map(|v| kafka_decode_error_text(v, &e)),
+            ..ValueView::default()
+        },
     }
 }
 

@@ -5,6 +5,7 @@ use crate::batch::{BatchBuilder, NewRecord};
 use crate::batch::{Batches, Compression};
 use crate::feature::{LEVEL_RECORD_KEY, MetadataLevel, level_record_value};
 use crate::inspect::{inspect, summary_compaction_config};
+use crate::json::Int64Style;
 
 const BROKER_P0: &[u8] = include_bytes!(
     "../../../tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-0/00000000000000000000.log"
@@ -400,4 +401,34 @@ fn readiness_is_the_cores_over_read_null_keys() {
             ..
         }
     ));
+}
+
+#[test]
+fn value_views_say_what_each_kind_of_record_holds() {
+    let file = crafted();
+    let index = index_files(&[&file]);
+    let view = |row| {
+        index
+            .with_record(&[&file], row, |_, r| {
+                value_view(r.key, r.value, Int64Style::String)
+            })
+            .expect("a row")
+    };
+    let segment = view(0);
+    assert!(segment.kafka_text.is_some() && segment.json.is_some());
+    assert_eq!((segment.error, segment.level), (None, None));
+    assert_eq!(
+        view(1),
+        ValueView {
+            kafka_text: Some("remote.log.metadata.version level 2".into()),
+            level: Some(2),
+            ..ValueView::default()
+        }
+    );
+    assert_eq!(view(2), ValueView::default());
+    let bad = view(3);
+    assert!(bad.error.is_some_and(|e| e.contains("not a known level")));
+    let undecodable = value_view(None, Some(&[0, 9, 9]), Int64Style::String);
+    assert!(undecodable.error.is_some() && undecodable.kafka_error.is_some());
+    assert_eq!(undecodable.kafka_text, None);
 }
