@@ -93,7 +93,20 @@ export interface InspectionSummary {
   /** The last level record's level; null: none; 'invalid'. */
   level: number | 'invalid' | null;
   levelOffset: string | null;
+}
+
+/** The index's counts: every row is read or lies in or after its file's first corrupt batch
+ * (records + unread = rows); the others count read records. */
+export interface IndexCounts {
+  records: number;
+  unread: number;
+  nullKeyRecords: number;
+  keyedRecords: number;
+  tombstones: number;
+  levelRecords: number;
   lastNullKeyTimestamp: string | null;
+  /** Each file's first corrupt batch: the file's index, its byte, base offset and first row. */
+  corrupt: { file: number; position: number; baseOffset: string; row: number }[];
 }
 
 export interface Lifecycles {
@@ -154,6 +167,7 @@ export interface SegmentLog {
   record(row: number): RecordDetails;
   summarize(): void;
   summary(): InspectionSummary;
+  counts(): IndexCounts;
   lifecycles(): Lifecycles;
   preview(config: TopicConfigInput, nowMs: string | bigint | number): CompactionPreview;
   readiness(segmentMs: string | bigint | number, retentionMs: string | bigint | number): MigrationReadiness;

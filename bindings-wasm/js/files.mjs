@@ -98,7 +98,14 @@ export function fileApi(native, call, check) {
         lostByCompaction: s.lostByCompaction,
         level: s.level === -1 ? null : s.level === -2 ? 'invalid' : s.level,
         levelOffset: s.level === -1 ? null : str(s.levelOffset),
-        lastNullKeyTimestamp: s.nullKeyRecords ? str(s.lastNullKeyTimestamp) : null,
+      }))),
+      /** The index's counts: rows read and rows in or after a file's first corrupt batch. */
+      counts: () => call(() => taken(log.counts(), (n) => ({
+        records: n.records, unread: n.unread, nullKeyRecords: n.nullKeyRecords, keyedRecords: n.keyedRecords,
+        tombstones: n.tombstones, levelRecords: n.levelRecords, lastNullKeyTimestamp: str(n.lastNullKeyTimestamp) ?? null,
+        corrupt: Array.from(n.corruptFiles, (file, i) => ({
+          file, position: n.corruptPositions[i], baseOffset: str(n.corruptBaseOffsets[i]), row: n.corruptRows[i],
+        })),
       }))),
       lifecycles: () => call(() => {
         const t = log.lifecyclePartitionTable();

@@ -4,7 +4,7 @@
 
 export declare const KIND: Readonly<{ SEGMENT: 0; UPDATE: 1; PARTITION_DELETE: 2; SNAPSHOT: 3; TOMBSTONE: 4; LEVEL_RECORD: 5; UNDECODABLE: 6; CONTROL: 7 }>;
 export declare const KIND_NAMES: readonly string[];
-export declare const FLAG: Readonly<{ NULL_KEY: 1; KIP1266_KEY: 2; TOMBSTONE: 4; ERROR: 8; BAD_CRC: 16; HEADERS: 32; BAD_KEY: 64 }>;
+export declare const FLAG: Readonly<{ NULL_KEY: 1; KIP1266_KEY: 2; TOMBSTONE: 4; ERROR: 8; BAD_CRC: 16; HEADERS: 32; BAD_KEY: 64; UNREAD: 128 }>;
 export declare const MARK: Readonly<{ STUCK: 1; DANGLING: 2; OVERLAPPING: 4 }>;
 export declare const SEGMENT_STATES: readonly string[];
 export declare const PARTITION_DELETE_STATES: readonly string[];

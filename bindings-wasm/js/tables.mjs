@@ -34,6 +34,7 @@ export const FLAG = Object.freeze({
   BAD_CRC: 16,
   HEADERS: 32,
   BAD_KEY: 64,
+  UNREAD: 128,
 });
 /** `lifecycles().marks` bits (`rlmeta::inspect::mark`). */
 export const MARK = Object.freeze({

@@ -1,41 +1,32 @@
 //! Whole files for the browser inspector: one metadata partition's segment files, or a KRaft
 //! checkpoint, opened from bytes.
 //!
-//! Owns: walking the files once into per-record columns (typed arrays on the JS side: offsets and
-//! timestamps as exact 64-bit `BigInt64Array`s, kinds, states, sizes, indexes into small tables of
-//! user partitions, segment ids and batches), every fault with where it was found, and handing
-//! the core's answers (lifecycles and their marks, the summary, a compaction preview at any time,
-//! migration readiness, checkpoint feature levels) to JS as plain values. One record's details
-//! (key fields, headers, decoded value, Kafka's `toString`, hex) are read on demand, from the
-//! stored bytes. Never: a JSON text per record, rules of its own (the core decides every count,
-//! state and verdict; this module only indexes what the core decoded).
+//! Owns: holding the files' bytes, feeding them in chunks to the core's record index
+//! ([`rlmeta::index`]), and handing the core's answers to JS as plain values and typed arrays
+//! (the index's columns, batch table, faults and counts; lifecycles and their marks, the summary,
+//! a compaction preview at any time, migration readiness, checkpoint feature levels; offsets and
+//! timestamps as exact 64-bit `BigInt64Array`s). One record's details (key fields, headers,
+//! decoded value, Kafka's `toString`, hex) are read on demand. Never: a JSON text per record,
+//! rules of its own (which record is what, which are read after a corrupt batch, every count,
+//! state and verdict are the core's; each function here converts types and calls it).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use rlmeta::batch::{Batch, CrcCheck, DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD, ReadOptions};
 use rlmeta::checkpoint::Checkpoint;
 use rlmeta::compaction::{CleanupPolicy, TopicConfig};
 use rlmeta::error::ErrorKind;
-use rlmeta::feature::{
-    DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS, FEATURE_NAME, NullKeyScan, Readiness,
-    parse_level_record,
-};
-use rlmeta::format::{kafka_decode_error_text, to_kafka_string};
-use rlmeta::inspect::{
-    Inspection, PreviewRecord, flag, inspect, kind, preview_compaction, segment_marks,
-};
-use rlmeta::json::{Int64Style, to_hex, value_to_json};
-use rlmeta::{Error, Record, RecordKey, TopicIdPartition, Uuid, decode_value};
+use rlmeta::feature::{DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS, Readiness};
+use rlmeta::index::{BatchInfo, RecordIndex, value_view};
+use rlmeta::inspect::{Inspection, inspect, segment_marks};
+use rlmeta::json::{Int64Style, to_hex};
+use rlmeta::{Error, RecordKey, TopicIdPartition, Uuid};
 use wasm_bindgen::prelude::*;
 
 use crate::{JsResult, KeyFields, RawError};
 
-/// Read like kafka-dump-log: a batch whose CRC is wrong is still listed (and reported).
-const READ: ReadOptions = ReadOptions {
-    crc: CrcCheck::Report,
-    max_decompressed_size: DEFAULT_MAX_DECOMPRESSED_SIZE,
-};
+/// Bytes of a file handed to the core's index at a time.
+const CHUNK: usize = 256 << 10;
 
 /// A fault found in a file: its core error, the file, the byte where it was found and the
 /// offset of the record (or batch) it concerns, when there is one.
@@ -74,27 +65,6 @@ impl Fault {
             row,
         }
     }
-}
-
-/// One batch's header, as kafka-dump-log lists it.
-#[derive(Clone, Debug)]
-struct BatchRow {
-    file: u32,
-    /// The row of its first record.
-    first_row: u32,
-    position: usize,
-    base_offset: i64,
-    last_offset: i64,
-    count: i32,
-    codec: String,
-    crc_valid: bool,
-    timestamp_type: &'static str,
-    size: usize,
-    producer_id: i64,
-    producer_epoch: i16,
-    partition_leader_epoch: i32,
-    transactional: bool,
-    control: bool,
 }
 
 /// One record's details, read on demand.
@@ -189,9 +159,36 @@ pub struct SummaryView {
     /// The offset of the last level record (0 when there is none).
     #[wasm_bindgen(js_name = levelOffset)]
     pub level_offset: i64,
-    /// The newest null-key record's timestamp (0 when there is none: see `nullKeyRecords`).
-    #[wasm_bindgen(js_name = lastNullKeyTimestamp)]
-    pub last_null_key_timestamp: i64,
+}
+
+/// The index's counts ([`SegmentLog::counts`]): every row is read or in or after its file's
+/// first corrupt batch; the other counts are of read records.
+#[wasm_bindgen(getter_with_clone)]
+#[derive(Clone, Debug, Default)]
+pub struct CountsView {
+    #[wasm_bindgen(readonly)]
+    pub records: u32,
+    #[wasm_bindgen(readonly)]
+    pub unread: u32,
+    #[wasm_bindgen(readonly, js_name = nullKeyRecords)]
+    pub null_key_records: u32,
+    #[wasm_bindgen(readonly, js_name = keyedRecords)]
+    pub keyed_records: u32,
+    #[wasm_bindgen(readonly)]
+    pub tombstones: u32,
+    #[wasm_bindgen(readonly, js_name = levelRecords)]
+    pub level_records: u32,
+    #[wasm_bindgen(readonly, js_name = lastNullKeyTimestamp)]
+    pub last_null_key_timestamp: Option<i64>,
+    /// Each file's first corrupt batch: the file's index, its byte, base offset and first row.
+    #[wasm_bindgen(readonly, js_name = corruptFiles)]
+    pub corrupt_files: Vec<u32>,
+    #[wasm_bindgen(readonly, js_name = corruptPositions)]
+    pub corrupt_positions: Vec<f64>,
+    #[wasm_bindgen(readonly, js_name = corruptBaseOffsets)]
+    pub corrupt_base_offsets: Vec<i64>,
+    #[wasm_bindgen(readonly, js_name = corruptRows)]
+    pub corrupt_rows: Vec<u32>,
 }
 
 /// What the cleaner keeps at a moment ([`SegmentLog::preview`]).
@@ -236,38 +233,17 @@ pub struct ReadinessView {
 struct SegFile {
     name: String,
     bytes: Vec<u8>,
-    /// Next byte to read, and whether the walk has ended.
-    pos: usize,
-    done: bool,
 }
 
-/// One metadata partition's segment files, walked into columns.
+/// One metadata partition's segment files, indexed by the core ([`RecordIndex`]).
 #[wasm_bindgen]
 #[derive(Default)]
 pub struct SegmentLog {
     files: Vec<SegFile>,
-    offsets: Vec<i64>,
-    timestamps: Vec<i64>,
-    kinds: Vec<u8>,
-    states: Vec<i8>,
-    flags: Vec<u8>,
-    key_sizes: Vec<i32>,
-    value_sizes: Vec<i32>,
-    sizes: Vec<u32>,
-    batch_of: Vec<u32>,
-    partition_of: Vec<i32>,
-    segment_of: Vec<i32>,
-    /// Index of each record within its batch.
-    index_in_batch: Vec<u32>,
-    batches: Vec<BatchRow>,
-    partitions: Vec<TopicIdPartition>,
-    /// Rows of `partitions` by topic id and partition number.
-    partition_index: HashMap<(Uuid, i32), Vec<i32>>,
-    segments: Vec<Uuid>,
-    segment_index: HashMap<Uuid, i32>,
-    faults: Vec<Fault>,
-    null_key_records: u64,
-    last_null_key_timestamp_ms: Option<i64>,
+    /// The file being fed to the index, and how many of its bytes it has.
+    feeding: usize,
+    fed: usize,
+    index: RecordIndex,
     inspection: Option<Inspection>,
 }
 
@@ -285,134 +261,160 @@ impl SegmentLog {
         self.files.push(SegFile {
             name: name.to_owned(),
             bytes,
-            pos: 0,
-            done: false,
         });
     }
 
-    /// Reads batches until at least `budget` more records are indexed or every file is read;
+    /// Feeds the index until at least `budget` more records are indexed or every file is read;
     /// returns whether every file is read. Rows indexed so far stay as they are.
     pub fn index(&mut self, budget: u32) -> bool {
-        let start = self.offsets.len();
-        for f in 0..self.files.len() {
-            while self.offsets.len() - start < budget as usize {
-                if !self.step(f) {
-                    break;
-                }
+        let goal = self.index.rows().saturating_add(budget as usize);
+        while let Some(f) = self
+            .files
+            .get(self.feeding)
+            .filter(|_| self.index.rows() < goal)
+        {
+            if self.fed == 0 {
+                self.index.begin_file();
+            }
+            let end = (self.fed + CHUNK).min(f.bytes.len());
+            self.index
+                .push(f.bytes.get(self.fed..end).unwrap_or_default());
+            self.fed = end;
+            if end == f.bytes.len() {
+                self.index.end_file();
+                (self.feeding, self.fed) = (self.feeding + 1, 0);
             }
         }
-        self.files.iter().all(|f| f.done)
+        self.feeding >= self.files.len()
     }
 
     /// Records indexed so far.
     #[wasm_bindgen(getter)]
     pub fn rows(&self) -> u32 {
-        self.offsets.len() as u32
+        self.index.rows() as u32
     }
 
     pub fn offsets(&self, from: u32, to: u32) -> Vec<i64> {
-        slice(&self.offsets, from, to)
+        slice(&self.index.columns().offsets, from, to)
     }
     pub fn timestamps(&self, from: u32, to: u32) -> Vec<i64> {
-        slice(&self.timestamps, from, to)
+        slice(&self.index.columns().timestamps, from, to)
     }
-    /// See [`kind`].
+    /// See [`rlmeta::inspect::kind`].
     pub fn kinds(&self, from: u32, to: u32) -> Vec<u8> {
-        slice(&self.kinds, from, to)
+        slice(&self.index.columns().kinds, from, to)
     }
     /// The segment (or partition-delete) state id a record sets, -1 for none.
     pub fn states(&self, from: u32, to: u32) -> Vec<i8> {
-        slice(&self.states, from, to)
+        slice(&self.index.columns().states, from, to)
     }
-    /// See [`flag`].
+    /// See [`rlmeta::inspect::flag`].
     pub fn flags(&self, from: u32, to: u32) -> Vec<u8> {
-        slice(&self.flags, from, to)
+        slice(&self.index.columns().flags, from, to)
     }
     /// -1 for a null key (value).
     #[wasm_bindgen(js_name = keySizes)]
     pub fn key_sizes(&self, from: u32, to: u32) -> Vec<i32> {
-        slice(&self.key_sizes, from, to)
+        slice(&self.index.columns().key_sizes, from, to)
     }
     #[wasm_bindgen(js_name = valueSizes)]
     pub fn value_sizes(&self, from: u32, to: u32) -> Vec<i32> {
-        slice(&self.value_sizes, from, to)
+        slice(&self.index.columns().value_sizes, from, to)
     }
     /// The record's size in its batch.
     pub fn sizes(&self, from: u32, to: u32) -> Vec<u32> {
-        slice(&self.sizes, from, to)
+        slice(&self.index.columns().sizes, from, to)
     }
     /// Index into the batch table.
     #[wasm_bindgen(js_name = batchOf)]
     pub fn batch_of(&self, from: u32, to: u32) -> Vec<u32> {
-        slice(&self.batch_of, from, to)
+        slice(&self.index.columns().batch_of, from, to)
     }
     /// Index into the user-partition table, -1 for none.
     #[wasm_bindgen(js_name = partitionOf)]
     pub fn partition_of(&self, from: u32, to: u32) -> Vec<i32> {
-        slice(&self.partition_of, from, to)
+        slice(&self.index.columns().partition_of, from, to)
     }
     /// Index into the segment-id table, -1 for none.
     #[wasm_bindgen(js_name = segmentOf)]
     pub fn segment_of(&self, from: u32, to: u32) -> Vec<i32> {
-        slice(&self.segment_of, from, to)
+        slice(&self.index.columns().segment_of, from, to)
     }
 
     /// The user partitions records name: topic ids, names and partition numbers.
     #[wasm_bindgen(js_name = partitionTopicIds)]
     pub fn partition_topic_ids(&self) -> Vec<String> {
-        self.partitions
-            .iter()
-            .map(|p| p.topic_id.to_string())
-            .collect()
+        let p = self.index.partitions();
+        p.iter().map(|p| p.topic_id.to_string()).collect()
     }
     #[wasm_bindgen(js_name = partitionTopics)]
     pub fn partition_topics(&self) -> Vec<String> {
-        self.partitions.iter().map(|p| p.topic.clone()).collect()
+        self.index
+            .partitions()
+            .iter()
+            .map(|p| p.topic.clone())
+            .collect()
     }
     #[wasm_bindgen(js_name = partitionNumbers)]
     pub fn partition_numbers(&self) -> Vec<i32> {
-        self.partitions.iter().map(|p| p.partition).collect()
+        self.index
+            .partitions()
+            .iter()
+            .map(|p| p.partition)
+            .collect()
     }
     /// The segment ids records name, comma-separated (one string: hundreds of thousands of
     /// small strings cost more to cross than one; uuids hold no comma).
     #[wasm_bindgen(js_name = segmentIds)]
     pub fn segment_ids(&self) -> String {
-        joined(self.segments.iter().copied())
+        joined(self.index.segments().iter().copied())
     }
 
     /// The batch table: per batch its file index, byte position, base and last offsets, count,
     /// codec, CRC validity and size.
     #[wasm_bindgen(js_name = batchFiles)]
     pub fn batch_files(&self) -> Vec<u32> {
-        self.batches.iter().map(|b| b.file).collect()
+        self.index.batches().iter().map(|b| b.file).collect()
     }
     #[wasm_bindgen(js_name = batchPositions)]
     pub fn batch_positions(&self) -> Vec<f64> {
-        self.batches.iter().map(|b| b.position as f64).collect()
+        self.index
+            .batches()
+            .iter()
+            .map(|b| b.position as f64)
+            .collect()
     }
     #[wasm_bindgen(js_name = batchBaseOffsets)]
     pub fn batch_base_offsets(&self) -> Vec<i64> {
-        self.batches.iter().map(|b| b.base_offset).collect()
+        self.index.batches().iter().map(|b| b.base_offset).collect()
     }
     #[wasm_bindgen(js_name = batchLastOffsets)]
     pub fn batch_last_offsets(&self) -> Vec<i64> {
-        self.batches.iter().map(|b| b.last_offset).collect()
+        self.index.batches().iter().map(|b| b.last_offset).collect()
     }
     #[wasm_bindgen(js_name = batchCounts)]
     pub fn batch_counts(&self) -> Vec<i32> {
-        self.batches.iter().map(|b| b.count).collect()
+        self.index.batches().iter().map(|b| b.count).collect()
     }
     #[wasm_bindgen(js_name = batchCodecs)]
     pub fn batch_codecs(&self) -> Vec<String> {
-        self.batches.iter().map(|b| b.codec.clone()).collect()
+        self.index
+            .batches()
+            .iter()
+            .map(|b| b.codec.clone())
+            .collect()
     }
     #[wasm_bindgen(js_name = batchCrcValid)]
     pub fn batch_crc_valid(&self) -> Vec<u8> {
-        self.batches.iter().map(|b| u8::from(b.crc_valid)).collect()
+        self.index
+            .batches()
+            .iter()
+            .map(|b| u8::from(b.crc_valid))
+            .collect()
     }
     #[wasm_bindgen(js_name = batchSizes)]
     pub fn batch_sizes(&self) -> Vec<u32> {
-        self.batches.iter().map(|b| b.size as u32).collect()
+        self.index.batches().iter().map(|b| b.size as u32).collect()
     }
     #[wasm_bindgen(js_name = fileNames)]
     pub fn file_names(&self) -> Vec<String> {
@@ -421,60 +423,50 @@ impl SegmentLog {
 
     /// Every fault found so far, in the order found.
     pub fn faults(&self) -> Vec<Fault> {
-        self.faults.clone()
+        let name = |f: u32| self.files.get(f as usize).map_or("", |f| f.name.as_str());
+        let faults = self.index.faults().iter();
+        faults
+            .map(|f| Fault::new(name(f.file), &f.error, f.record_offset, f.row))
+            .collect()
+    }
+
+    /// The index's counts: read records and those in or after a corrupt batch, by kind.
+    pub fn counts(&self) -> CountsView {
+        let n = self.index.counts();
+        CountsView {
+            records: n.records as u32,
+            unread: n.unread as u32,
+            null_key_records: n.null_key_records as u32,
+            keyed_records: n.keyed_records as u32,
+            tombstones: n.tombstones as u32,
+            level_records: n.level_records as u32,
+            last_null_key_timestamp: n.last_null_key_timestamp_ms,
+            corrupt_files: n.corrupt.iter().map(|c| c.file).collect(),
+            corrupt_positions: n.corrupt.iter().map(|c| c.position as f64).collect(),
+            corrupt_base_offsets: n.corrupt.iter().map(|c| c.base_offset).collect(),
+            corrupt_rows: n.corrupt.iter().map(|c| c.row).collect(),
+        }
     }
 
     /// Indexes of the records whose key contains `needle` (as lossy UTF-8 text).
     #[wasm_bindgen(js_name = keysContaining)]
     pub fn keys_containing(&self, needle: &str) -> Vec<u32> {
-        let mut out = Vec::new();
-        self.each_record(|row, r| {
-            if r.key
-                .is_some_and(|k| String::from_utf8_lossy(k).contains(needle))
-            {
-                out.push(row);
-            }
-        });
-        out
+        self.index.keys_containing(&self.bytes(), needle)
     }
 
     /// The key texts of the given records (`""` for a null key: tell by `keySizes`).
     #[wasm_bindgen(js_name = keyTexts)]
     pub fn key_texts(&self, rows: Vec<u32>) -> Vec<String> {
-        // Rows of one batch share one parse (and one decompression).
-        let mut cached: Option<(u32, Vec<String>)> = None;
-        rows.iter()
-            .map(|&row| {
-                let (Some(&b), Some(&nth)) = (
-                    self.batch_of.get(row as usize),
-                    self.index_in_batch.get(row as usize),
-                ) else {
-                    return String::new();
-                };
-                if cached.as_ref().is_none_or(|(cb, _)| *cb != b) {
-                    cached = Some((b, self.batch_keys(b)));
-                }
-                cached
-                    .as_ref()
-                    .and_then(|(_, keys)| keys.get(nth as usize).cloned())
-                    .unwrap_or_default()
-            })
-            .collect()
+        self.index.key_texts(&self.bytes(), &rows)
     }
 
     /// One record's details.
     pub fn record(&self, row: u32) -> JsResult<RecordDetail> {
-        let batch = self
-            .batch_of
-            .get(row as usize)
-            .and_then(|&b| self.batches.get(b as usize))
-            .ok_or_else(|| no_row(row))?;
-        let file = self
-            .files
-            .get(batch.file as usize)
-            .map(|f| f.name.clone())
-            .unwrap_or_default();
-        self.with_record(row, |_, r| detail(file, batch, r))
+        let name = |b: &BatchInfo| self.files.get(b.file as usize).map(|f| f.name.clone());
+        self.index
+            .with_record(&self.bytes(), row, |b, r| {
+                detail(name(b).unwrap_or_default(), b, r)
+            })
             .ok_or_else(|| no_row(row))
     }
 
@@ -517,7 +509,6 @@ impl SegmentLog {
             lost_by_compaction: s.lost_by_compaction.len() as u32,
             level,
             level_offset,
-            last_null_key_timestamp: self.last_null_key_timestamp_ms.unwrap_or(0),
         }
     }
 
@@ -607,59 +598,20 @@ impl SegmentLog {
         segment_records: u32,
         now_ms: i64,
     ) -> JsResult<PreviewView> {
-        let Some(cleanup_policy) = CleanupPolicy::from_id(policy) else {
-            return Err(RawError::from(Error::field(
-                ErrorKind::InvalidArgument,
-                "cleanup.policy",
-                format!("unknown cleanup policy {policy} (0 delete, 1 compact, 2 compact,delete)"),
-            )));
-        };
-        let config = TopicConfig {
-            cleanup_policy,
-            retention_ms,
-            min_compaction_lag_ms,
-            delete_retention_ms,
-            segment_ms,
-            segment_records: if segment_records == 0 {
-                usize::MAX
-            } else {
-                segment_records as usize
-            },
-        };
-        // The batches stay parsed (a compressed one keeps its records decompressed) so that the
-        // records borrow their keys and values instead of copying them.
-        let mut corrupt_file = None;
-        let mut parsed = Vec::new();
-        for b in &self.batches {
-            if !b.crc_valid {
-                corrupt_file = Some(b.file);
-            }
-            if corrupt_file == Some(b.file) {
-                continue;
-            }
-            let bytes = self
-                .files
-                .get(b.file as usize)
-                .and_then(|f| f.bytes.get(b.position..));
-            if let Some(batch) = bytes.and_then(|bytes| Batch::parse(bytes, b.position, READ).ok())
-            {
-                parsed.push((b.first_row, batch));
-            }
-        }
-        let mut rows = Vec::new();
-        let mut records = Vec::new();
-        for (first, batch) in &parsed {
-            let Ok(rs) = batch.records() else { continue };
-            for (row, r) in (*first..).zip(rs) {
-                let Ok(r) = r else { break };
-                rows.push(row as usize);
-                records.push(PreviewRecord::of(&r));
-            }
-        }
+        let config = topic_config(
+            policy,
+            [
+                retention_ms,
+                min_compaction_lag_ms,
+                delete_retention_ms,
+                segment_ms,
+            ],
+            segment_records,
+        )?;
         // The cleaner's log copies every key and value (see summarize).
-        let bytes: usize = records.iter().map(|r| r.size).sum();
+        let bytes: usize = self.files.iter().map(|f| f.bytes.len()).sum();
         drop(Vec::<u8>::with_capacity(bytes.saturating_mul(2)));
-        let p = preview_compaction(&records, config, now_ms);
+        let (p, kept) = self.index.preview(&self.bytes(), config, now_ms);
         Ok(PreviewView {
             records_before: p.records_before as u32,
             bytes_before: p.bytes_before as f64,
@@ -668,15 +620,7 @@ impl SegmentLog {
             null_keys_dropped: p.null_keys_dropped as u32,
             live_before: p.live_before as u32,
             lost: p.lost.iter().map(Uuid::to_string).collect(),
-            kept: {
-                let mut kept = vec![0u8; self.offsets.len()];
-                for (&row, &k) in rows.iter().zip(&p.kept) {
-                    if let Some(slot) = kept.get_mut(row) {
-                        *slot = u8::from(k);
-                    }
-                }
-                kept
-            },
+            kept,
         })
     }
 
@@ -690,11 +634,8 @@ impl SegmentLog {
     /// Whether level 2 is safe for this partition (no null-key record), and when under level 1's
     /// configs (`segment_ms`, `retention_ms`) the remaining ones should be gone.
     pub fn readiness(&self, segment_ms: i64, retention_ms: i64) -> ReadinessView {
-        let s = NullKeyScan {
-            null_key_records: self.null_key_records,
-            last_null_key_timestamp_ms: self.last_null_key_timestamp_ms,
-        };
-        match s.readiness(segment_ms, retention_ms) {
+        let counts = self.index.counts();
+        match counts.readiness(segment_ms, retention_ms) {
             Readiness::Ready => ReadinessView {
                 ready: true,
                 ..ReadinessView::default()
@@ -705,11 +646,49 @@ impl SegmentLog {
             } => ReadinessView {
                 ready: false,
                 null_key_records: null_key_records as u32,
-                last_null_key_timestamp: s.last_null_key_timestamp_ms,
+                last_null_key_timestamp: counts.last_null_key_timestamp_ms,
                 estimated_cleanup_ms,
             },
         }
     }
+}
+
+impl SegmentLog {
+    /// Every file's bytes, in feeding order (the index reads records from them on demand).
+    fn bytes(&self) -> Vec<&[u8]> {
+        self.files.iter().map(|f| f.bytes.as_slice()).collect()
+    }
+}
+
+/// A topic configuration from the page's fields (`policy`: 0 delete, 1 compact, 2
+/// compact,delete; times in ms: retention, min compaction lag, delete retention, segment;
+/// `segment_records` stands in for `segment.bytes`, 0: no limit).
+fn topic_config(policy: u8, ms: [i64; 4], segment_records: u32) -> JsResult<TopicConfig> {
+    let Some(cleanup_policy) = CleanupPolicy::from_id(policy) else {
+        return Err(RawError::from(Error::field(
+            ErrorKind::InvalidArgument,
+            "cleanup.policy",
+            format!("unknown cleanup policy {policy} (0 delete, 1 compact, 2 compact,delete)"),
+        )));
+    };
+    let [
+        retention_ms,
+        min_compaction_lag_ms,
+        delete_retention_ms,
+        segment_ms,
+    ] = ms;
+    Ok(TopicConfig {
+        cleanup_policy,
+        retention_ms,
+        min_compaction_lag_ms,
+        delete_retention_ms,
+        segment_ms,
+        segment_records: if segment_records == 0 {
+            usize::MAX
+        } else {
+            segment_records as usize
+        },
+    })
 }
 
 fn joined(ids: impl Iterator<Item = Uuid>) -> String {
@@ -736,34 +715,8 @@ fn no_row(row: u32) -> RawError {
     ))
 }
 
-fn detail(file: String, b: &BatchRow, r: &rlmeta::batch::Record<'_>) -> RecordDetail {
-    let level = parse_level_record(r.key, r.value);
-    let decoded = r.value.map(decode_value);
-    let (kafka_text, value_json, error, kafka_error, level_value) = match (&level, &decoded) {
-        (Some(Ok(l)), _) => (
-            Some(format!("{FEATURE_NAME} level {}", l.level())),
-            None,
-            None,
-            None,
-            Some(l.level()),
-        ),
-        (Some(Err(e)), _) => (None, None, Some(e.to_string()), None, None),
-        (None, None) => (None, None, None, None, None),
-        (None, Some(Ok(v))) => (
-            Some(to_kafka_string(v)),
-            Some(value_to_json(v, Int64Style::String).to_string()),
-            v.validate().err().map(|e| e.to_string()),
-            None,
-            None,
-        ),
-        (None, Some(Err(e))) => (
-            None,
-            None,
-            Some(e.to_string()),
-            r.value.map(|v| kafka_decode_error_text(v, e)),
-            None,
-        ),
-    };
+fn detail(file: String, b: &BatchInfo, r: &rlmeta::batch::Record<'_>) -> RecordDetail {
+    let v = value_view(r.key, r.value, Int64Style::String);
     RecordDetail {
         file,
         offset: r.offset,
@@ -801,11 +754,11 @@ fn detail(file: String, b: &BatchRow, r: &rlmeta::batch::Record<'_>) -> RecordDe
             .map(|h| u8::from(h.value.is_none()))
             .collect(),
         value_hex: r.value.map(to_hex),
-        kafka_text,
-        value_json,
-        error,
-        kafka_error,
-        level: level_value,
+        kafka_text: v.kafka_text,
+        value_json: v.json,
+        error: v.error,
+        kafka_error: v.kafka_error,
+        level: v.level,
     }
 }
 
@@ -838,342 +791,6 @@ impl SegmentLog {
             .iter()
             .enumerate()
             .flat_map(|(i, l)| l.states.iter().map(move |(o, s)| (i as u32, *o, s.id())))
-    }
-
-    /// Calls `f` with each indexed record, in row order.
-    fn each_record(&self, f: impl FnMut(u32, &rlmeta::batch::Record<'_>)) {
-        self.records_where(false, f);
-    }
-
-    /// The same, with `verified_only` up to each file's first batch whose CRC is wrong only (as
-    /// a broker recovering its log, and the core's inspector, stop there).
-    fn records_where(
-        &self,
-        verified_only: bool,
-        mut f: impl FnMut(u32, &rlmeta::batch::Record<'_>),
-    ) {
-        let mut corrupt_file = None;
-        for b in &self.batches {
-            if verified_only && !b.crc_valid {
-                corrupt_file = Some(b.file);
-            }
-            if corrupt_file == Some(b.file) {
-                continue;
-            }
-
-            let Some(file) = self.files.get(b.file as usize) else {
-                continue;
-            };
-            let Some(bytes) = file.bytes.get(b.position..) else {
-                continue;
-            };
-            let Ok(batch) = Batch::parse(bytes, b.position, READ) else {
-                continue;
-            };
-            let Ok(records) = batch.records() else {
-                continue;
-            };
-            for (row, r) in (b.first_row..).zip(records) {
-                let Ok(r) = r else { break };
-                f(row, &r);
-            }
-        }
-    }
-
-    /// The key texts of every record of batch `b` ('' for a null key).
-    fn batch_keys(&self, b: u32) -> Vec<String> {
-        let Some(row) = self.batches.get(b as usize) else {
-            return Vec::new();
-        };
-        let bytes = self
-            .files
-            .get(row.file as usize)
-            .and_then(|f| f.bytes.get(row.position..));
-        let Some(batch) = bytes.and_then(|bytes| Batch::parse(bytes, row.position, READ).ok())
-        else {
-            return Vec::new();
-        };
-        let Ok(records) = batch.records() else {
-            return Vec::new();
-        };
-        records
-            .map_while(|r| r.ok())
-            .map(|r| {
-                r.key
-                    .map(|k| String::from_utf8_lossy(k).into_owned())
-                    .unwrap_or_default()
-            })
-            .collect()
-    }
-
-    fn with_record<T>(
-        &self,
-        row: u32,
-        f: impl FnOnce(u32, &rlmeta::batch::Record<'_>) -> T,
-    ) -> Option<T> {
-        let b = self
-            .batches
-            .get(*self.batch_of.get(row as usize)? as usize)?;
-        let nth = *self.index_in_batch.get(row as usize)? as usize;
-        let bytes = self.files.get(b.file as usize)?.bytes.get(b.position..)?;
-        let batch = Batch::parse(bytes, b.position, READ).ok()?;
-        let r = batch.records().ok()?.nth(nth)?.ok()?;
-        Some(f(row, &r))
-    }
-
-    fn partition(&mut self, t: &rlmeta::record::TopicIdPartitionEntry<'_>) -> i32 {
-        // By id and number first, then the name (no allocation per record).
-        let same = self.partition_index.entry((t.id, t.partition)).or_default();
-        if let Some(&i) = same.iter().find(|&&i| {
-            self.partitions
-                .get(i as usize)
-                .is_some_and(|p| p.topic == t.name)
-        }) {
-            return i;
-        }
-        let i = self.partitions.len() as i32;
-        self.partitions.push(t.to_topic_id_partition());
-        same.push(i);
-        i
-    }
-
-    fn segment(&mut self, id: Uuid) -> i32 {
-        *self.segment_index.entry(id).or_insert_with(|| {
-            self.segments.push(id);
-            self.segments.len() as i32 - 1
-        })
-    }
-
-    /// Reads the next batch of file `f`; false when the file is done.
-    fn step(&mut self, f: usize) -> bool {
-        let Some(file) = self.files.get(f) else {
-            return false;
-        };
-        if file.done {
-            return false;
-        }
-        let (name, pos) = (file.name.clone(), file.pos);
-        let len = file.bytes.len();
-        if pos >= len {
-            self.end_file(f, None);
-            return false;
-        }
-        // Moved out for the walk so that the columns can grow while its bytes are borrowed.
-        let bytes = std::mem::take(&mut self.files[f].bytes);
-        let next = self.walk_batch(f as u32, &name, &bytes, pos);
-        if let Some(file) = self.files.get_mut(f) {
-            file.bytes = bytes;
-        }
-        match next {
-            Ok(next) => {
-                if let Some(file) = self.files.get_mut(f) {
-                    file.pos = next;
-                }
-                true
-            }
-            Err(e) => {
-                self.end_file(f, Some(e));
-                false
-            }
-        }
-    }
-
-    fn end_file(&mut self, f: usize, e: Option<Error>) {
-        let Some(file) = self.files.get_mut(f) else {
-            return;
-        };
-        file.done = true;
-        if let Some(e) = e {
-            let name = file.name.clone();
-            self.faults.push(Fault::new(&name, &e, None, None));
-        }
-    }
-
-    /// Indexes the batch at `pos`; the next position, or the error that ends the walk.
-    fn walk_batch(&mut self, f: u32, name: &str, bytes: &[u8], pos: usize) -> Result<usize, Error> {
-        let rest = bytes.get(pos..).unwrap_or_default();
-        let b = match Batch::parse(rest, pos, READ) {
-            Ok(b) => b,
-            // A legacy entry: reported and stepped over, as Kafka's reader does.
-            Err(e) if e.kind() == ErrorKind::UnsupportedVersion => {
-                self.faults.push(Fault::new(name, &e, None, None));
-                let length = rest
-                    .get(8..12)
-                    .and_then(|l| <[u8; 4]>::try_from(l).ok())
-                    .map_or(0, i32::from_be_bytes);
-                return Ok(pos + LOG_OVERHEAD + length.max(0) as usize);
-            }
-            Err(e) => return Err(e),
-        };
-        let next = pos + b.size_in_bytes();
-        let crc_valid = b.crc_valid().unwrap_or(false);
-        if !crc_valid {
-            let e = Error::at(
-                ErrorKind::Corrupt,
-                pos,
-                "crc",
-                format!(
-                    "Record batch at byte {pos} (offsets {}..{}) is corrupt: stored CRC {} but computed {}",
-                    b.base_offset,
-                    b.last_offset(),
-                    b.crc,
-                    b.computed_crc().unwrap_or(0)
-                ),
-            );
-            self.faults
-                .push(Fault::new(name, &e, Some(b.base_offset), None));
-        }
-        let batch = self.batches.len() as u32;
-        self.batches.push(BatchRow {
-            file: f,
-            first_row: self.offsets.len() as u32,
-            position: pos,
-            base_offset: b.base_offset,
-            last_offset: b.last_offset(),
-            count: b.records_count,
-            codec: b.compression().map_or_else(
-                |_| format!("unknown({})", b.attributes.compression_id()),
-                |c| c.name().to_owned(),
-            ),
-            crc_valid,
-            timestamp_type: b.timestamp_type().name(),
-            size: b.size_in_bytes(),
-            producer_id: b.producer_id,
-            producer_epoch: b.producer_epoch,
-            partition_leader_epoch: b.partition_leader_epoch,
-            transactional: b.is_transactional(),
-            control: b.is_control(),
-        });
-        let records = match b.records() {
-            Ok(r) => r,
-            Err(e) => {
-                self.faults
-                    .push(Fault::new(name, &e, Some(b.base_offset), None));
-                return Ok(next);
-            }
-        };
-        for (nth, r) in records.enumerate() {
-            let r = match r {
-                Ok(r) => r,
-                Err(e) => {
-                    self.faults
-                        .push(Fault::new(name, &e, Some(b.base_offset), None));
-                    break;
-                }
-            };
-            let row = self.offsets.len() as u32;
-            self.push_record(name, batch, nth as u32, &r, b.is_control(), crc_valid, row);
-        }
-        Ok(next)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn push_record(
-        &mut self,
-        name: &str,
-        batch: u32,
-        nth: u32,
-        r: &rlmeta::batch::Record<'_>,
-        control: bool,
-        crc_valid: bool,
-        row: u32,
-    ) {
-        let mut flags = 0u8;
-        if !crc_valid {
-            flags |= flag::BAD_CRC;
-        }
-        if !r.headers.is_empty() {
-            flags |= flag::HEADERS;
-        }
-        let level = parse_level_record(r.key, r.value);
-        match r.key {
-            None => {
-                flags |= flag::NULL_KEY;
-                self.null_key_records += 1;
-                self.last_null_key_timestamp_ms = Some(
-                    self.last_null_key_timestamp_ms
-                        .map_or(r.timestamp, |t| t.max(r.timestamp)),
-                );
-            }
-            Some(k) if level.is_none() && !control => {
-                if RecordKey::parse_bytes(k).is_ok() {
-                    flags |= flag::KIP1266_KEY;
-                } else {
-                    flags |= flag::BAD_KEY;
-                }
-            }
-            Some(_) => {}
-        }
-        let (mut kind, mut state, mut partition, mut segment) = (kind::UNDECODABLE, -1i8, -1, -1);
-        if control {
-            kind = kind::CONTROL;
-        } else if let Some(level) = &level {
-            kind = kind::LEVEL_RECORD;
-            if let Err(e) = level {
-                flags |= flag::ERROR;
-                self.faults
-                    .push(Fault::new(name, e, Some(r.offset), Some(row)));
-            }
-        } else {
-            match r.value.map(decode_value) {
-                None => {
-                    kind = kind::TOMBSTONE;
-                    flags |= flag::TOMBSTONE;
-                }
-                Some(Err(e)) => {
-                    flags |= flag::ERROR;
-                    let e = Error::at(
-                        e.kind(),
-                        r.position,
-                        e.field_name().unwrap_or("value"),
-                        format!(
-                            "the value of the record at offset {} does not decode: {}",
-                            r.offset,
-                            e.message()
-                        ),
-                    );
-                    self.faults
-                        .push(Fault::new(name, &e, Some(r.offset), Some(row)));
-                }
-                Some(Ok(v)) => match &v.record {
-                    Record::Segment(s) => {
-                        kind = kind::SEGMENT;
-                        state = s.remote_log_segment_state;
-                        partition = self.partition(&s.remote_log_segment_id.topic_id_partition);
-                        segment = self.segment(s.remote_log_segment_id.id);
-                    }
-                    Record::Update(u) => {
-                        kind = kind::UPDATE;
-                        state = u.remote_log_segment_state;
-                        partition = self.partition(&u.remote_log_segment_id.topic_id_partition);
-                        segment = self.segment(u.remote_log_segment_id.id);
-                    }
-                    Record::PartitionDelete(d) => {
-                        kind = kind::PARTITION_DELETE;
-                        state = d.remote_partition_delete_state;
-                        partition = self.partition(&d.topic_id_partition);
-                    }
-                    Record::Snapshot(s) => {
-                        kind = kind::SNAPSHOT;
-                        state = s.remote_log_segment_state;
-                        segment = self.segment(s.segment_id);
-                    }
-                },
-            }
-        }
-        self.offsets.push(r.offset);
-        self.timestamps.push(r.timestamp);
-        self.kinds.push(kind);
-        self.states.push(state);
-        self.flags.push(flags);
-        self.key_sizes.push(r.key.map_or(-1, |k| k.len() as i32));
-        self.value_sizes
-            .push(r.value.map_or(-1, |v| v.len() as i32));
-        self.sizes.push(r.size as u32);
-        self.batch_of.push(batch);
-        self.partition_of.push(partition);
-        self.segment_of.push(segment);
-        self.index_in_batch.push(nth);
     }
 }
 

@@ -17,8 +17,8 @@ use std::cell::RefCell;
 
 mod inspector;
 pub use inspector::{
-    CheckpointView, Fault, PreviewView, ReadinessView, RecordDetail, SegmentLog, SummaryView,
-    open_checkpoint,
+    CheckpointView, CountsView, Fault, PreviewView, ReadinessView, RecordDetail, SegmentLog,
+    SummaryView, open_checkpoint,
 };
 
 use rlmeta::json::{Int64Style, decode_value_to_json, encode_value_from_json};

@@ -62,6 +62,13 @@ describe('segment files', () => {
 
       const s = log.summary();
       const rs = rust.inspection.summary;
+      // The index's counts: read as the inspector replays, the rest in or after a corrupt batch.
+      const counts = log.counts();
+      for (const f of ['records', 'nullKeyRecords', 'keyedRecords', 'tombstones']) assert.equal(BigInt(counts[f]), rs[f], `counts.${f}`);
+      assert.equal(counts.records + counts.unread, n, 'every row read or unread');
+      const firstBad = dump.batches.findIndex((b) => b.crcValid === false);
+      assert.deepEqual(counts.corrupt.map((c) => c.position), firstBad < 0 ? [] : [Number(dump.batches[firstBad].position)]);
+      want.forEach((r, i) => assert.equal(Boolean(c.flags[i] & FLAG.UNREAD), counts.corrupt.length > 0 && i >= counts.corrupt[0].row, `UNREAD of row ${i}`));
       for (const f of ['records', 'nullKeyRecords', 'keyedRecords', 'tombstones', 'undecodable', 'fatalToOldBrokers', 'liveSegments', 'orphans', 'keptByCompaction']) {
         assert.equal(BigInt(s[f]), rs[f], f);
       }

@@ -58,8 +58,11 @@ pub mod flag {
     pub const HEADERS: u8 = 32;
     /// A key that is neither a KIP-1266 key nor the level record key.
     pub const BAD_KEY: u8 = 64;
+    /// In or after its file's first corrupt batch: listed, not read (a broker recovering the log
+    /// truncates it there; `crate::index` decides it).
+    pub const UNREAD: u8 = 128;
     /// Every bit with its constant's name.
-    pub const TABLE: [(u8, &str); 7] = [
+    pub const TABLE: [(u8, &str); 8] = [
         (NULL_KEY, "NULL_KEY"),
         (KIP1266_KEY, "KIP1266_KEY"),
         (TOMBSTONE, "TOMBSTONE"),
@@ -67,6 +70,7 @@ pub mod flag {
         (BAD_CRC, "BAD_CRC"),
         (HEADERS, "HEADERS"),
         (BAD_KEY, "BAD_KEY"),
+        (UNREAD, "UNREAD"),
     ];
 }
 

@@ -15,6 +15,8 @@
 //! - [`compaction`]: Kafka's log cleaner and retention, in memory.
 //! - [`batch`]: record batches of `.log` files. [`checkpoint`]: KRaft checkpoints, feature levels.
 //! - [`format`]: kafka-dump-log text and JSON. [`inspect`]: what an operator asks of a segment file.
+//! - [`index`]: a viewer's resumable columnar index of segment files (record kinds, states, flags,
+//!   batches, faults, and the records in or after a corrupt batch), fed in chunks.
 //! - [`reconcile`]: the metadata against a listing of the remote store: what is live, dangling,
 //!   abandoned, stuck, leaked or orphaned, and what is safe to delete.
 //! - [`error`]: the error type and its stable codes.
@@ -25,7 +27,7 @@
 //! 3. the codecs: `record`, `key`, `json`, `batch`, `checkpoint`; Kafka's log: `compaction`;
 //! 4. `feature`; 5. `cache` (its shared types in the leaf `cache::segment`);
 //! 6. `plan` (with the JSON of lifecycle events), `tiered`, `host`, `projection`, `inspect`,
-//!    `format`.
+//!    `format`; 7. `index` (over `inspect`'s tables and compaction preview).
 #![forbid(unsafe_code)]
 
 pub mod batch;
@@ -36,6 +38,7 @@ pub mod error;
 pub mod feature;
 pub mod format;
 pub mod host;
+pub mod index;
 pub mod inspect;
 pub mod json;
 pub mod key;

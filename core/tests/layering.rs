@@ -26,6 +26,7 @@ const UPPER: &[&str] = &[
     "plan",
     "host",
     "inspect",
+    "index",
     "projection",
     "tiered",
     "format",

@@ -1,8 +1,9 @@
-//! `gen_segment OUT MEGABYTES [--keyed]`: writes a large `__remote_log_metadata` segment file for
-//! benchmarks and the browser inspector's scrolling test. Segments of 8 user partitions go through
-//! copy started, copy finished, delete started, delete finished (4 records each, planned by the
-//! core's write planner at level 0 with null keys, or at level 2 with KIP-1266 keys), with the
-//! newest 64 segments of each partition left live; batches of 50 records, one second apart.
+//! `gen_segment OUT MEGABYTES [--keyed] [--topic=NAME]`: writes a large `__remote_log_metadata`
+//! segment file for benchmarks and the browser inspector's tests. Segments of 8 user partitions
+//! of topic `orders` (or NAME) go through copy started, copy finished, delete started, delete
+//! finished (4 records each, planned by the core's write planner at level 0 with null keys, or at
+//! level 2 with KIP-1266 keys), with the newest 64 segments of each partition left live; batches
+//! of 50 records, one second apart.
 //! Deterministic for given arguments.
 
 use std::process::ExitCode;
@@ -21,12 +22,12 @@ const T0: i64 = 1_796_000_000_000;
 /// A record's key and value, waiting for its batch.
 type Pending = Vec<(Option<Vec<u8>>, Option<Vec<u8>>)>;
 
-fn generate(limit: usize, level: MetadataLevel) -> rlmeta::Result<Vec<u8>> {
+fn generate(limit: usize, level: MetadataLevel, topic: &str) -> rlmeta::Result<Vec<u8>> {
     let topic_id = Uuid::parse("ASNFZ4mrze_-3LqYdlQyEA")?;
     let tps: Vec<TopicIdPartition> = (0..PARTITIONS)
         .map(|partition| TopicIdPartition {
             topic_id,
-            topic: "orders".into(),
+            topic: topic.into(),
             partition,
         })
         .collect();
@@ -113,10 +114,14 @@ fn generate(limit: usize, level: MetadataLevel) -> rlmeta::Result<Vec<u8>> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let keyed = args.iter().any(|a| a == "--keyed");
+    let topic = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--topic="))
+        .unwrap_or("orders");
     let pos: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let (Some(path), Some(mb)) = (pos.first(), pos.get(1).and_then(|m| m.parse::<f64>().ok()))
     else {
-        eprintln!("usage: gen_segment OUT MEGABYTES [--keyed]");
+        eprintln!("usage: gen_segment OUT MEGABYTES [--keyed] [--topic=NAME]");
         return ExitCode::from(2);
     };
     let level = if keyed {
@@ -124,7 +129,7 @@ fn main() -> ExitCode {
     } else {
         MetadataLevel::V0
     };
-    match generate((mb * 1_048_576.0) as usize, level) {
+    match generate((mb * 1_048_576.0) as usize, level, topic) {
         Ok(bytes) => match std::fs::write(path, &bytes) {
             Ok(()) => {
                 println!("gen_segment: {path}: {} bytes", bytes.len());

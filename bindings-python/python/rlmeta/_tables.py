@@ -155,6 +155,7 @@ FLAG = {
     "BAD_CRC": 16,
     "HEADERS": 32,
     "BAD_KEY": 64,
+    "UNREAD": 128,
 }
 #: Bits of a lifecycle's marks (``rlmeta::inspect::mark``).
 MARK = {

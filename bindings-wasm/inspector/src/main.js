@@ -339,13 +339,27 @@ function onSummary({ summary, lifecycles, summarizeMs }) {
   document.body.dataset.replayedMs = (performance.now() - state.t0).toFixed(1);
   state.summary = summary;
   state.lifecycles = lifecycles;
-  const s = summary;
+  showLevel(summary);
+  $('segments').hidden = false;
+  if (state.indexed) showReplay();
+}
+
+/** Where each file's first corrupt batch is, for people. */
+const corruptText = (n) => n.corrupt.map((c) => `${state.tables?.files[c.file] ?? `file ${c.file}`} at byte ${c.position} (offset ${c.baseOffset})`).join('; ');
+
+/** The summary: the record counts are the index's (the same result the table and the migration
+ * check show); the replay's are what only replaying says (undecodable values, live segments,
+ * orphans, compaction, level). */
+function showSummary(s, n) {
   const dl = $('summary-list');
   const item = (name, value, key) => dl.append(el('dt', { text: name }), el('dd', { 'data-key': key, text: String(value) }));
-  item('records', s.records, 'records');
-  item('null-key records (written before KIP-1266)', s.nullKeyRecords, 'nullKeyRecords');
-  item('keyed records (KIP-1266 keys and level records)', s.keyedRecords, 'keyedRecords');
-  item('tombstones', s.tombstones, 'tombstones');
+  dl.replaceChildren();
+  item('records read', n.records, 'records');
+  item('records in or after a corrupt batch (listed, not read)', n.unread, 'unread');
+  if (n.corrupt.length) item('first corrupt batch', corruptText(n), 'corrupt');
+  item('null-key records (written before KIP-1266)', n.nullKeyRecords, 'nullKeyRecords');
+  item('keyed records (KIP-1266 keys and level records)', n.keyedRecords, 'keyedRecords');
+  item('tombstones', n.tombstones, 'tombstones');
   item('undecodable values', s.undecodable, 'undecodable');
   item('records that stop a pre-KIP-1266 broker', s.fatalToOldBrokers, 'fatalToOldBrokers');
   item('live segments', s.liveSegments, 'liveSegments');
@@ -353,11 +367,8 @@ function onSummary({ summary, lifecycles, summarizeMs }) {
   // The core compacts the summary's log COMPACTION_HORIZON_MS after the last record (Kafka's
   // compacted defaults); the preview below answers for any moment.
   const later = `if compacted ${COMPACTION_HORIZON_MS / DAY} days after the last record`;
-  item(`kept ${later}`, `${s.keptByCompaction} of ${s.records}`, 'keptByCompaction');
+  item(`kept ${later}`, `${s.keptByCompaction} of ${n.records}`, 'keptByCompaction');
   item(`live segments lost ${later}`, s.lostByCompaction, 'lostByCompaction');
-  showLevel(s);
-  $('segments').hidden = false;
-  if (state.indexed) showReplay();
 }
 
 /** Once both the columns and the replay are in: lifecycles (timed by the columns), the
@@ -366,7 +377,8 @@ function showReplay() {
   if (state.shown) return;
   state.shown = true;
   const t = performance.now();
-  showMigration(state.summary, state.indexed.readiness);
+  showSummary(state.summary, state.indexed.counts);
+  showMigration(state.summary, state.indexed.counts, state.indexed.readiness);
   showLifecycles();
   document.body.dataset.lifecyclesMs = (performance.now() - t).toFixed(1);
   finish();
@@ -390,12 +402,13 @@ function showLevel(s) {
   b.dataset.level = String(s.level);
 }
 
-function showMigration(s, r) {
-  s = { ...s, lastNullKeyTimestamp: r.lastNullKeyTimestamp };
+function showMigration(s, n, r) {
   const box = $('migration-result');
   const lines = [
-    ['null-key records', String(s.nullKeyRecords), 'nullKeyRecords'],
-    ['newest null-key record', s.lastNullKeyTimestamp === null ? 'none' : `${iso(s.lastNullKeyTimestamp)} UTC`, 'lastNullKeyTimestamp'],
+    ['records read', String(n.records), 'records'],
+    ['records in or after a corrupt batch (a broker recovering the log truncates it there)', String(n.unread), 'unread'],
+    ['null-key records', String(n.nullKeyRecords), 'nullKeyRecords'],
+    ['newest null-key record', n.lastNullKeyTimestamp === null ? 'none' : `${iso(n.lastNullKeyTimestamp)} UTC`, 'lastNullKeyTimestamp'],
     ['records a pre-KIP-1266 broker cannot consume (its metadata consumer thread stops)', String(s.fatalToOldBrokers), 'fatalToOldBrokers'],
     ['level 2 (cleanup.policy=compact)', r.ready ? 'ready: no null-key record remains' : `not yet: ${r.nullKeyRecords} null-key records remain${r.estimatedCleanupMs ? `; under level 1 (segment.ms 1 d, retention.ms 14 d) they are gone by ${iso(r.estimatedCleanupMs)} UTC` : ''}`, 'level2'],
   ];
@@ -445,8 +458,13 @@ function setupFilters() {
 }
 function fillSelect(sel, options) {
   const keep = sel.value;
-  sel.replaceChildren(el('option', { value: '', text: 'all' }), ...options.map(([v, text]) => el('option', { value: v, text })));
+  sel.replaceChildren(el('option', { value: '', text: 'all' }), ...options.map(([v, text]) => el('option', { value: v, text, title: text })));
   sel.value = options.some(([v]) => v === keep) ? keep : '';
+  titleSelected(sel);
+}
+/** A select shows its chosen option's full text on hover (long topic names are cut by CSS). */
+function titleSelected(sel) {
+  sel.title = sel.selectedOptions[0]?.textContent ?? '';
 }
 
 function applyView() {
@@ -493,13 +511,17 @@ function applyView() {
   }
   if (desc) view = Uint32Array.from(view).reverse();
   state.view = view;
-  $('count').textContent = `${m.toLocaleString('en')} of ${n.toLocaleString('en')}`;
+  const counts = state.indexed?.counts;
+  const read = counts && counts.unread > 0 ? ` (${counts.records.toLocaleString('en')} read, ${counts.unread.toLocaleString('en')} in or after a corrupt batch)` : '';
+  $('count').textContent = `${m.toLocaleString('en')} of ${n.toLocaleString('en')}${read}`;
   $('count').dataset.shown = String(m);
   $('count').dataset.total = String(n);
+  if (counts) Object.assign($('count').dataset, { read: String(counts.records), unread: String(counts.unread) });
   table.setRows(m);
 }
 
 for (const id of ['f-topic', 'f-partition', 'f-state', 'f-tombstones', 'f-nullkeys', 'f-errors', 'sort', 'sort-desc']) $(id).addEventListener('change', applyView);
+for (const id of ['f-topic', 'f-partition']) $(id).addEventListener('change', () => titleSelected($(id)));
 let segTimer;
 $('f-segment').addEventListener('input', () => {
   clearTimeout(segTimer);
@@ -539,6 +561,7 @@ function markers(i) {
   if (f & FLAG.ERROR) out.push(['err', 'error']);
   if (f & FLAG.BAD_CRC) out.push(['err', 'bad CRC']);
   if (f & FLAG.BAD_KEY) out.push(['err', 'bad key']);
+  if (f & FLAG.UNREAD) out.push(['err', 'not read']);
   if (f & FLAG.HEADERS) out.push(['hdr', 'headers']);
   return out;
 }
@@ -677,7 +700,7 @@ function showLifecycles() {
     if (l.marks[i] & MARK.OVERLAPPING) marks.push('overlapping');
     const p = l.partitionTable[l.partitions[i]];
     const tr = el('tr', { 'data-id': l.ids[i], 'data-now': l.now[i] < 0 ? 'gone' : SEGMENT_STATES[l.now[i]], 'data-marks': marks.join(' ') },
-      el('td', { text: p ? `${p.topic}-${p.partition}` : '' }),
+      el('td', { text: p ? `${p.topic}-${p.partition}` : '', title: p ? `${p.topic}-${p.partition}` : '' }),
       el('td', { text: l.ids[i] }),
       el('td', { text: l.hasRange[i] ? `[${l.ranges[2 * i]}..${l.ranges[2 * i + 1]}]` : 'segment record missing' }),
       el('td', { text: steps.join(' \u2192 ') }),

@@ -86,7 +86,7 @@ async function open(files, role) {
     postRows(rows, n);
     rows = n;
   }
-  postMessage({ type: 'indexed', rows, tables: log.tables(), faults: log.faults(), segments: segments.length, readiness: log.readinessAtLevel1() });
+  postMessage({ type: 'indexed', rows, tables: log.tables(), faults: log.faults(), segments: segments.length, counts: log.counts(), readiness: log.readinessAtLevel1() });
 }
 
 const requests = {

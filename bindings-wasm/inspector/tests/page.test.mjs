@@ -6,8 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { CHECKPOINT_FIXTURES, SEGMENT_FIXTURES, dumpRecords, kafkaFeatureLevels, readFixture, rustInspection } from '../../tests/fixtures.mjs';
@@ -37,6 +37,23 @@ async function setFilter(page, selector, on) {
   await page.setChecked(selector, on);
 }
 
+/** The Summary, the table's count and the migration box account for every record as the Rust
+ * inspector does: `rs.records` read, the rest of the listing's `rows` in or after a corrupt
+ * batch; the same null-key count everywhere. */
+async function accountsForEveryRecord(page, rs, rows) {
+  const unread = rows - Number(rs.records);
+  assert.equal(await dd(page, '#summary-list', 'records'), String(rs.records), 'summary: read');
+  assert.equal(await dd(page, '#summary-list', 'unread'), String(unread), 'summary: in or after a corrupt batch');
+  const count = await page.$eval('#count', (c) => ({ ...c.dataset }));
+  assert.deepEqual([count.total, count.read, count.unread], [String(rows), String(rs.records), String(unread)], 'table count');
+  assert.equal(await dd(page, '#migration-result', 'records'), String(rs.records), 'migration: read');
+  assert.equal(await dd(page, '#migration-result', 'unread'), String(unread), 'migration: in or after');
+  assert.equal(await dd(page, '#migration-result', 'nullKeyRecords'), String(rs.nullKeyRecords), 'migration: null keys');
+  const level2 = await dd(page, '#migration-result', 'level2');
+  if (Number(rs.nullKeyRecords) > 0) assert.match(level2, new RegExp(`^not yet: ${rs.nullKeyRecords} null-key records remain`));
+  else assert.match(level2, /^ready/);
+}
+
 describe('segment fixtures', () => {
   for (const path of SEGMENT_FIXTURES) {
     test(path, async () => {
@@ -56,6 +73,7 @@ describe('segment fixtures', () => {
           assert.equal(await dd(page, '#summary-list', k), String(v), k);
         }
         assert.equal(await dd(page, '#summary-list', 'keptByCompaction'), `${rs.keptByCompaction} of ${rs.records}`);
+        await accountsForEveryRecord(page, rs, want.length);
         const level = await page.getAttribute('#level', 'data-level');
         assert.equal(level, rs.level === null ? 'null' : String(rs.level.level));
 
@@ -166,6 +184,57 @@ describe('segment fixtures', () => {
       }
     });
   }
+});
+
+describe('a corrupt batch mid-file, and 250-character topic names', () => {
+  test('Summary, table and migration box account for every record as inspect --json; the filter row keeps its layout', async () => {
+    const dir = join(ARTIFACTS, 'corrupt-long-topic/__remote_log_metadata-0');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, '00000000000000000000.log');
+    const topic = `t${'0123456789'.repeat(25)}`.slice(0, 250);
+    execFileSync(process.env.RLMETA_GEN_SEGMENT ?? join(ROOT, 'target/release/gen_segment'), [file, '0.05', `--topic=${topic}`]);
+    // The third batch's producer id changes: its CRC no longer matches, nothing else moves.
+    const bytes = readFileSync(file);
+    let at = 0;
+    for (let b = 0; b < 2; b++) at += 12 + bytes.readInt32BE(at + 8);
+    bytes[at + 50] ^= 0xff;
+    writeFileSync(file, bytes);
+    const path = relative(ROOT, file);
+    const rust = rustInspection(path);
+    const rs = rust.inspection.summary;
+    const rows = dumpRecords(rust.files[0]).length;
+    assert.ok(Number(rs.records) > 0 && Number(rs.records) < rows, `${rs.records} of ${rows} read`);
+    assert.ok(Number(rs.nullKeyRecords) > 0);
+    const { page, problems, context } = await openPage(browser);
+    try {
+      assert.equal(await load(page, [path]), 'done', await page.textContent('#status'));
+      await accountsForEveryRecord(page, rs, rows);
+      for (const k of ['nullKeyRecords', 'keyedRecords', 'tombstones']) assert.equal(await dd(page, '#summary-list', k), String(rs[k]), k);
+      assert.match(await dd(page, '#summary-list', 'corrupt'), new RegExp(`at byte ${at} \\(offset 100\\)`));
+      assert.match(await page.textContent('#count'), new RegExp(`^${rows} of ${rows} \\(${rs.records} read, ${rows - Number(rs.records)} in or after a corrupt batch\\)$`));
+
+      // The filter row: every control inside the form, the first five on one line, the long
+      // names cut (the full name in a title).
+      await page.selectOption('#f-topic', topic);
+      const form = await page.$eval('#filters', (f) => f.getBoundingClientRect().toJSON());
+      const labels = await page.$$eval('#filters > label', (ls) => ls.map((l) => l.getBoundingClientRect().toJSON()));
+      for (const l of labels) assert.ok(l.left >= form.left - 0.5 && l.right <= form.right + 0.5, `a filter outside the form: ${JSON.stringify(l)}`);
+      assert.ok(labels.slice(0, 5).every((l) => Math.abs(l.top - labels[0].top) < 1), `the first filters wrap: ${JSON.stringify(labels.slice(0, 5))}`);
+      for (const id of ['f-topic', 'f-partition']) {
+        const w = await page.$eval(`#${id}`, (s) => s.getBoundingClientRect().width);
+        assert.ok(w < form.width / 4, `#${id} is ${w}px of ${form.width}px`);
+      }
+      assert.equal(await page.getAttribute('#f-topic', 'title'), topic);
+      const table = await page.$eval('#lifecycle-table', (t) => t.getBoundingClientRect().width);
+      assert.ok(table <= form.width + 0.5, `the lifecycle table is ${table}px, wider than the page's ${form.width}px`);
+      assert.equal(await page.getAttribute('#lifecycle-table tbody td:first-child', 'title'), `${topic}-0`);
+      assert.equal(await page.getAttribute('#f-partition option:nth-child(2)', 'title'), `${topic}-0`);
+      await page.screenshot({ path: join(ARTIFACTS, 'corrupt-long-topic.png'), fullPage: true });
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 describe('checkpoints and bad files', () => {

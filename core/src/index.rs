@@ -1,0 +1,725 @@
+//! A resumable columnar index of one metadata partition's segment files, for viewers.
+//!
+//! Owns: walking segment file images fed in chunks of any size (a browser reads a file in
+//! slices) into per-record columns (offset, timestamp, batch, kind, state, flags, user partition,
+//! segment id, key and value sizes) and a batch table (position, offsets, codec, CRC); the record
+//! classification those columns carry; every fault with where it was found; and the rule for a
+//! file with a corrupt batch, once: the records before each file's first batch whose CRC is wrong
+//! are read (a broker recovering its log truncates it there, and [`crate::inspect`] replays just
+//! those), the ones in or after it are listed, flagged [`flag::UNREAD`] and counted apart. The
+//! counts a viewer shows ([`Counts`]), the migration check over them, a compaction preview over
+//! the read records and each record's bytes and value texts on demand are views of this index.
+//!
+//! Never: I/O, keeping a file's bytes (hosts keep them and hand them back for the views that
+//! read records), replaying the records into a store (that is [`crate::inspect`]).
+
+use std::collections::HashMap;
+
+use crate::batch::{
+    Batch, CrcCheck, DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD, MIN_ENTRY_LENGTH, ReadOptions,
+    Record as BatchRecord,
+};
+use crate::compaction::TopicConfig;
+use crate::error::{Error, ErrorKind};
+use crate::feature::{FEATURE_NAME, NullKeyScan, Readiness, parse_level_record};
+use crate::format::{kafka_decode_error_text, to_kafka_string};
+use crate::inspect::{CompactionPreview, PreviewRecord, flag, kind, preview_compaction};
+use crate::json::{Int64Style, value_to_json};
+use crate::key::RecordKey;
+use crate::model::{TopicIdPartition, Uuid};
+use crate::record::{Record, decode_value};
+
+/// Read like kafka-dump-log: a batch whose CRC is wrong is still listed (and reported).
+pub const READ: ReadOptions = ReadOptions {
+    crc: CrcCheck::Report,
+    max_decompressed_size: DEFAULT_MAX_DECOMPRESSED_SIZE,
+};
+
+/// A fault found in a file: the error, the file (its number in feeding order), and the offset
+/// and row of the record it concerns, when there is one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub file: u32,
+    pub error: Error,
+    pub record_offset: Option<i64>,
+    pub row: Option<u32>,
+}
+
+/// One batch's header, as kafka-dump-log lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BatchInfo {
+    pub file: u32,
+    /// The row of its first record.
+    pub first_row: u32,
+    /// Byte position in its file.
+    pub position: usize,
+    pub base_offset: i64,
+    pub last_offset: i64,
+    pub count: i32,
+    /// The codec's name, `unknown(id)` for an id Kafka does not know.
+    pub codec: String,
+    pub crc_valid: bool,
+    pub timestamp_type: &'static str,
+    pub size: usize,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub partition_leader_epoch: i32,
+    pub transactional: bool,
+    pub control: bool,
+}
+
+/// Where a file's first corrupt batch is: records from `row` on in that file are not read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorruptAt {
+    pub file: u32,
+    pub batch: u32,
+    pub position: usize,
+    pub base_offset: i64,
+    /// The row of the batch's first record.
+    pub row: u32,
+}
+
+/// The per-record columns, row by row in file and log order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Columns {
+    pub offsets: Vec<i64>,
+    pub timestamps: Vec<i64>,
+    /// See [`kind`].
+    pub kinds: Vec<u8>,
+    /// The segment (or partition-delete) state id a record sets, -1 for none.
+    pub states: Vec<i8>,
+    /// See [`flag`].
+    pub flags: Vec<u8>,
+    /// -1 for a null key (value).
+    pub key_sizes: Vec<i32>,
+    pub value_sizes: Vec<i32>,
+    /// The record's size in its batch.
+    pub sizes: Vec<u32>,
+    /// Index into the batch table.
+    pub batch_of: Vec<u32>,
+    /// Index into the user-partition table, -1 for none.
+    pub partition_of: Vec<i32>,
+    /// Index into the segment-id table, -1 for none.
+    pub segment_of: Vec<i32>,
+    /// The record's place within its batch.
+    pub index_in_batch: Vec<u32>,
+}
+
+/// The counts a viewer shows, over the columns: every record is either read or in or after its
+/// file's first corrupt batch (`records + unread` is every row); the rest count read records only,
+/// as [`crate::inspect::Summary`] does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Records read: before each file's first corrupt batch.
+    pub records: usize,
+    /// Records in or after a file's first corrupt batch.
+    pub unread: usize,
+    pub null_key_records: usize,
+    /// A key and a value (KIP-1266 keys, level records, control records).
+    pub keyed_records: usize,
+    /// A key and no value.
+    pub tombstones: usize,
+    pub level_records: usize,
+    /// The newest read null-key record's timestamp.
+    pub last_null_key_timestamp_ms: Option<i64>,
+    /// Each file's first corrupt batch, in file order.
+    pub corrupt: Vec<CorruptAt>,
+}
+
+impl Counts {
+    /// Whether level 2 is safe for this partition (no read null-key record remains), and when
+    /// under level 1's `segment_ms` and `retention_ms` the remaining ones should be gone.
+    pub fn readiness(&self, segment_ms: i64, retention_ms: i64) -> Readiness {
+        self.null_keys().readiness(segment_ms, retention_ms)
+    }
+
+    pub fn null_keys(&self) -> NullKeyScan {
+        NullKeyScan {
+            null_key_records: self.null_key_records as u64,
+            last_null_key_timestamp_ms: self.last_null_key_timestamp_ms,
+        }
+    }
+}
+
+/// The walk of the file being fed.
+#[derive(Clone, Debug, Default)]
+struct Walk {
+    /// Position in the file of the first byte of `pending`.
+    pos: usize,
+    /// The start of an entry not yet whole.
+    pending: Vec<u8>,
+    /// An error ended the walk: later bytes of the file are not read.
+    ended: bool,
+}
+
+/// The index, fed file by file ([`RecordIndex::begin_file`], [`RecordIndex::push`] any number
+/// of times, [`RecordIndex::end_file`]); files go in offset order.
+#[derive(Clone, Debug, Default)]
+pub struct RecordIndex {
+    columns: Columns,
+    batches: Vec<BatchInfo>,
+    partitions: Vec<TopicIdPartition>,
+    /// Rows of `partitions` by topic id and partition number.
+    partition_index: HashMap<(Uuid, i32), Vec<i32>>,
+    segments: Vec<Uuid>,
+    segment_index: HashMap<Uuid, i32>,
+    faults: Vec<Fault>,
+    counts: Counts,
+    /// Files begun so far; the last one is being fed while `walk` is set.
+    files: u32,
+    walk: Option<Walk>,
+}
+
+/// Bytes the entry starting `bytes` needs: its header first, then the whole entry; `usize::MAX`
+/// for a length that cannot be an entry (the rest of the file then goes to the error).
+fn entry_size(bytes: &[u8]) -> usize {
+    let Some(length) = bytes
+        .get(8..LOG_OVERHEAD)
+        .and_then(|l| <[u8; 4]>::try_from(l).ok())
+        .map(i32::from_be_bytes)
+    else {
+        return LOG_OVERHEAD;
+    };
+    if length < MIN_ENTRY_LENGTH {
+        return usize::MAX;
+    }
+    LOG_OVERHEAD + length as usize
+}
+
+impl RecordIndex {
+    pub fn new() -> RecordIndex {
+        RecordIndex::default()
+    }
+
+    /// Starts the next file (ending the one being fed); returns its number.
+    pub fn begin_file(&mut self) -> u32 {
+        self.end_file();
+        self.files += 1;
+        self.walk = Some(Walk::default());
+        self.files - 1
+    }
+
+    /// The next bytes of the file being fed (nothing happens without one). Whole entries are
+    /// indexed now; the start of one cut by the chunk's end waits for the next chunk.
+    pub fn push(&mut self, chunk: &[u8]) {
+        let Some(mut walk) = self.walk.take() else {
+            return;
+        };
+        let mut chunk = chunk;
+        while !walk.ended && !walk.pending.is_empty() && !chunk.is_empty() {
+            let want = entry_size(&walk.pending);
+            let take = want.saturating_sub(walk.pending.len()).min(chunk.len());
+            walk.pending.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+            // Whole once its header, read now, says so.
+            if walk.pending.len() == entry_size(&walk.pending) {
+                let entry = std::mem::take(&mut walk.pending);
+                self.entry(&mut walk, &entry);
+            }
+        }
+        while !walk.ended && walk.pending.is_empty() && !chunk.is_empty() {
+            let want = entry_size(chunk);
+            if chunk.len() < want {
+                walk.pending.extend_from_slice(chunk);
+                break;
+            }
+            let (entry, rest) = chunk.split_at(want);
+            self.entry(&mut walk, entry);
+            chunk = rest;
+        }
+        self.walk = Some(walk);
+    }
+
+    /// Ends the file being fed: bytes left that are no whole entry are its torn tail.
+    pub fn end_file(&mut self) {
+        let Some(mut walk) = self.walk.take() else {
+            return;
+        };
+        if !walk.ended && !walk.pending.is_empty() {
+            let tail = std::mem::take(&mut walk.pending);
+            self.entry(&mut walk, &tail);
+        }
+    }
+
+    /// Indexes one entry (or, at a file's end, what is left of one).
+    fn entry(&mut self, walk: &mut Walk, bytes: &[u8]) {
+        let file = self.files.saturating_sub(1);
+        let pos = walk.pos;
+        walk.pos += bytes.len();
+        let b = match Batch::parse(bytes, pos, READ) {
+            Ok(b) => b,
+            Err(e) => {
+                // A legacy entry is reported and stepped over, as Kafka's reader does; any other
+                // error ends the walk.
+                walk.ended = e.kind() != ErrorKind::UnsupportedVersion;
+                self.fault(file, e, None, None);
+                return;
+            }
+        };
+        let crc_valid = b.crc_valid().unwrap_or(false);
+        let batch = self.batches.len() as u32;
+        let first_row = self.columns.offsets.len() as u32;
+        if !crc_valid {
+            let e = Error::at(
+                ErrorKind::Corrupt,
+                pos,
+                "crc",
+                format!(
+                    "Record batch at byte {pos} (offsets {}..{}) is corrupt: stored CRC {} but computed {}",
+                    b.base_offset,
+                    b.last_offset(),
+                    b.crc,
+                    b.computed_crc().unwrap_or(0)
+                ),
+            );
+            self.fault(file, e, Some(b.base_offset), None);
+            if !self.counts.corrupt.iter().any(|c| c.file == file) {
+                self.counts.corrupt.push(CorruptAt {
+                    file,
+                    batch,
+                    position: pos,
+                    base_offset: b.base_offset,
+                    row: first_row,
+                });
+            }
+        }
+        let unread = self.counts.corrupt.last().is_some_and(|c| c.file == file);
+        self.batches.push(BatchInfo {
+            file,
+            first_row,
+            position: pos,
+            base_offset: b.base_offset,
+            last_offset: b.last_offset(),
+            count: b.records_count,
+            codec: b.compression().map_or_else(
+                |_| format!("unknown({})", b.attributes.compression_id()),
+                |c| c.name().to_owned(),
+            ),
+            crc_valid,
+            timestamp_type: b.timestamp_type().name(),
+            size: b.size_in_bytes(),
+            producer_id: b.producer_id,
+            producer_epoch: b.producer_epoch,
+            partition_leader_epoch: b.partition_leader_epoch,
+            transactional: b.is_transactional(),
+            control: b.is_control(),
+        });
+        let records = match b.records() {
+            Ok(r) => r,
+            Err(e) => {
+                self.fault(file, e, Some(b.base_offset), None);
+                return;
+            }
+        };
+        for (nth, r) in records.enumerate() {
+            match r {
+                Ok(r) => self.record(
+                    file,
+                    batch,
+                    nth as u32,
+                    &r,
+                    b.is_control(),
+                    crc_valid,
+                    unread,
+                ),
+                Err(e) => {
+                    self.fault(file, e, Some(b.base_offset), None);
+                    break;
+                }
+            }
+        }
+    }
+
+    fn fault(&mut self, file: u32, error: Error, record_offset: Option<i64>, row: Option<u32>) {
+        self.faults.push(Fault {
+            file,
+            error,
+            record_offset,
+            row,
+        });
+    }
+
+    /// Classifies one record into the columns.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        file: u32,
+        batch: u32,
+        nth: u32,
+        r: &BatchRecord<'_>,
+        control: bool,
+        crc_valid: bool,
+        unread: bool,
+    ) {
+        let row = self.columns.offsets.len() as u32;
+        let mut flags = 0u8;
+        if !crc_valid {
+            flags |= flag::BAD_CRC;
+        }
+        if unread {
+            flags |= flag::UNREAD;
+        }
+        if !r.headers.is_empty() {
+            flags |= flag::HEADERS;
+        }
+        let level = parse_level_record(r.key, r.value);
+        match r.key {
+            None => flags |= flag::NULL_KEY,
+            Some(k) if level.is_none() && !control => {
+                flags |= if RecordKey::parse_bytes(k).is_ok() {
+                    flag::KIP1266_KEY
+                } else {
+                    flag::BAD_KEY
+                };
+            }
+            Some(_) => {}
+        }
+        let (mut kind, mut state, mut partition, mut segment) = (kind::UNDECODABLE, -1i8, -1, -1);
+        if control {
+            kind = kind::CONTROL;
+        } else if let Some(level) = level {
+            kind = kind::LEVEL_RECORD;
+            if let Err(e) = level {
+                flags |= flag::ERROR;
+                self.fault(file, e, Some(r.offset), Some(row));
+            }
+        } else {
+            match r.value.map(decode_value) {
+                None => {
+                    kind = kind::TOMBSTONE;
+                    flags |= flag::TOMBSTONE;
+                }
+                Some(Err(e)) => {
+                    flags |= flag::ERROR;
+                    let e = Error::at(
+                        e.kind(),
+                        r.position,
+                        e.field_name().unwrap_or("value"),
+                        format!(
+                            "the value of the record at offset {} does not decode: {}",
+                            r.offset,
+                            e.message()
+                        ),
+                    );
+                    self.fault(file, e, Some(r.offset), Some(row));
+                }
+                Some(Ok(v)) => match &v.record {
+                    Record::Segment(s) => {
+                        kind = kind::SEGMENT;
+                        state = s.remote_log_segment_state;
+                        partition = self.partition(&s.remote_log_segment_id.topic_id_partition);
+                        segment = self.segment(s.remote_log_segment_id.id);
+                    }
+                    Record::Update(u) => {
+                        kind = kind::UPDATE;
+                        state = u.remote_log_segment_state;
+                        partition = self.partition(&u.remote_log_segment_id.topic_id_partition);
+                        segment = self.segment(u.remote_log_segment_id.id);
+                    }
+                    Record::PartitionDelete(d) => {
+                        kind = kind::PARTITION_DELETE;
+                        state = d.remote_partition_delete_state;
+                        partition = self.partition(&d.topic_id_partition);
+                    }
+                    Record::Snapshot(s) => {
+                        kind = kind::SNAPSHOT;
+                        state = s.remote_log_segment_state;
+                        segment = self.segment(s.segment_id);
+                    }
+                },
+            }
+        }
+        let n = &mut self.counts;
+        if unread {
+            n.unread += 1;
+        } else {
+            n.records += 1;
+            match (r.key, r.value) {
+                (None, _) => {
+                    n.null_key_records += 1;
+                    n.last_null_key_timestamp_ms = Some(
+                        n.last_null_key_timestamp_ms
+                            .map_or(r.timestamp, |t| t.max(r.timestamp)),
+                    );
+                }
+                (Some(_), Some(_)) => n.keyed_records += 1,
+                (Some(_), None) => n.tombstones += 1,
+            }
+            if kind == kind::LEVEL_RECORD {
+                n.level_records += 1;
+            }
+        }
+        let c = &mut self.columns;
+        c.offsets.push(r.offset);
+        c.timestamps.push(r.timestamp);
+        c.kinds.push(kind);
+        c.states.push(state);
+        c.flags.push(flags);
+        c.key_sizes.push(r.key.map_or(-1, |k| k.len() as i32));
+        c.value_sizes.push(r.value.map_or(-1, |v| v.len() as i32));
+        c.sizes.push(r.size as u32);
+        c.batch_of.push(batch);
+        c.partition_of.push(partition);
+        c.segment_of.push(segment);
+        c.index_in_batch.push(nth);
+    }
+
+    fn partition(&mut self, t: &crate::record::TopicIdPartitionEntry<'_>) -> i32 {
+        // By id and number first, then the name (no allocation per record).
+        let same = self.partition_index.entry((t.id, t.partition)).or_default();
+        if let Some(&i) = same.iter().find(|&&i| {
+            self.partitions
+                .get(i as usize)
+                .is_some_and(|p| p.topic == t.name)
+        }) {
+            return i;
+        }
+        let i = self.partitions.len() as i32;
+        self.partitions.push(t.to_topic_id_partition());
+        same.push(i);
+        i
+    }
+
+    fn segment(&mut self, id: Uuid) -> i32 {
+        *self.segment_index.entry(id).or_insert_with(|| {
+            self.segments.push(id);
+            self.segments.len() as i32 - 1
+        })
+    }
+
+    /// Rows indexed so far.
+    pub fn rows(&self) -> usize {
+        self.columns.offsets.len()
+    }
+    pub fn columns(&self) -> &Columns {
+        &self.columns
+    }
+    pub fn batches(&self) -> &[BatchInfo] {
+        &self.batches
+    }
+    /// The user partitions records name (`partition_of` indexes this table).
+    pub fn partitions(&self) -> &[TopicIdPartition] {
+        &self.partitions
+    }
+    /// The segment ids records name (`segment_of` indexes this table).
+    pub fn segments(&self) -> &[Uuid] {
+        &self.segments
+    }
+    /// Every fault found so far, in the order found.
+    pub fn faults(&self) -> &[Fault] {
+        &self.faults
+    }
+    /// The counts over the rows indexed so far.
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    /// Whether row `row` was read (lies before its file's first corrupt batch).
+    pub fn is_read(&self, row: u32) -> bool {
+        self.columns
+            .flags
+            .get(row as usize)
+            .is_some_and(|f| f & flag::UNREAD == 0)
+    }
+
+    /// Whether batch `batch` was read (lies before its file's first corrupt batch).
+    pub fn is_batch_read(&self, batch: u32) -> bool {
+        self.batches.get(batch as usize).is_some_and(|b| {
+            !self
+                .counts
+                .corrupt
+                .iter()
+                .any(|c| c.file == b.file && c.batch <= batch)
+        })
+    }
+
+    /// Parses batch `b` again from its file's bytes (`files`, in feeding order).
+    fn parse<'a>(&self, files: &[&'a [u8]], b: &BatchInfo) -> Option<Batch<'a>> {
+        let bytes = files.get(b.file as usize)?.get(b.position..)?;
+        Batch::parse(bytes, b.position, READ).ok()
+    }
+
+    /// Calls `f` with each record of the batches `want` picks (and its row), in row order.
+    fn each(
+        &self,
+        files: &[&[u8]],
+        want: impl Fn(u32, &BatchInfo) -> bool,
+        mut f: impl FnMut(u32, &BatchRecord<'_>),
+    ) {
+        for (i, b) in self.batches.iter().enumerate() {
+            if !want(i as u32, b) {
+                continue;
+            }
+            let Some(batch) = self.parse(files, b) else {
+                continue;
+            };
+            let Ok(records) = batch.records() else {
+                continue;
+            };
+            for (row, r) in (b.first_row..).zip(records) {
+                let Ok(r) = r else { break };
+                f(row, &r);
+            }
+        }
+    }
+
+    /// One record, read again from `files`, handed to `f` with its batch.
+    pub fn with_record<T>(
+        &self,
+        files: &[&[u8]],
+        row: u32,
+        f: impl FnOnce(&BatchInfo, &BatchRecord<'_>) -> T,
+    ) -> Option<T> {
+        let b = self
+            .batches
+            .get(*self.columns.batch_of.get(row as usize)? as usize)?;
+        let nth = *self.columns.index_in_batch.get(row as usize)? as usize;
+        let batch = self.parse(files, b)?;
+        let r = batch.records().ok()?.nth(nth)?.ok()?;
+        Some(f(b, &r))
+    }
+
+    /// Rows whose key, as lossy UTF-8 text, contains `needle`.
+    pub fn keys_containing(&self, files: &[&[u8]], needle: &str) -> Vec<u32> {
+        let mut out = Vec::new();
+        self.each(
+            files,
+            |_, _| true,
+            |row, r| {
+                if r.key
+                    .is_some_and(|k| String::from_utf8_lossy(k).contains(needle))
+                {
+                    out.push(row);
+                }
+            },
+        );
+        out
+    }
+
+    /// The key texts of `rows` (lossy UTF-8; `""` for a null key or a row that does not exist).
+    pub fn key_texts(&self, files: &[&[u8]], rows: &[u32]) -> Vec<String> {
+        // Rows of one batch share one parse (and one decompression).
+        let mut cached: Option<(u32, Vec<String>)> = None;
+        rows.iter()
+            .map(|&row| {
+                let c = &self.columns;
+                let (Some(&b), Some(&nth)) = (
+                    c.batch_of.get(row as usize),
+                    c.index_in_batch.get(row as usize),
+                ) else {
+                    return String::new();
+                };
+                if cached.as_ref().is_none_or(|(cb, _)| *cb != b) {
+                    let mut keys = Vec::new();
+                    self.each(
+                        files,
+                        |i, _| i == b,
+                        |_, r| {
+                            keys.push(
+                                r.key
+                                    .map(String::from_utf8_lossy)
+                                    .unwrap_or_default()
+                                    .into_owned(),
+                            )
+                        },
+                    );
+                    cached = Some((b, keys));
+                }
+                cached
+                    .as_ref()
+                    .and_then(|(_, keys)| keys.get(nth as usize).cloned())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+
+    /// What Kafka's retention and cleaner keep at `now_ms` under `config`, over the read records
+    /// ([`preview_compaction`]), with one byte per row: 1 when it exists then and is kept.
+    pub fn preview(
+        &self,
+        files: &[&[u8]],
+        config: TopicConfig,
+        now_ms: i64,
+    ) -> (CompactionPreview, Vec<u8>) {
+        // The batches stay parsed (a compressed one keeps its records decompressed) so that the
+        // records borrow their keys and values instead of copying them.
+        let parsed: Vec<(u32, Batch<'_>)> = self
+            .batches
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| self.is_batch_read(i as u32))
+            .filter_map(|(_, b)| Some((b.first_row, self.parse(files, b)?)))
+            .collect();
+        let mut rows = Vec::new();
+        let mut records = Vec::new();
+        for (first, batch) in &parsed {
+            let Ok(rs) = batch.records() else { continue };
+            for (row, r) in (*first..).zip(rs) {
+                let Ok(r) = r else { break };
+                rows.push(row as usize);
+                records.push(PreviewRecord::of(&r));
+            }
+        }
+        let p = preview_compaction(&records, config, now_ms);
+        let mut kept = vec![0u8; self.rows()];
+        for (&row, &k) in rows.iter().zip(&p.kept) {
+            if let Some(slot) = kept.get_mut(row) {
+                *slot = u8::from(k);
+            }
+        }
+        (p, kept)
+    }
+}
+
+/// What a viewer shows of one record's value: Kafka's `toString` (kafka-dump-log's payload; for
+/// a level record, the level it sets), the decoded value as JSON, why it does not decode or fails
+/// Kafka's checks, the exception Kafka's own decoder throws, and a level record's level.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ValueView {
+    pub kafka_text: Option<String>,
+    pub json: Option<String>,
+    pub error: Option<String>,
+    pub kafka_error: Option<String>,
+    pub level: Option<i16>,
+}
+
+/// The [`ValueView`] of a record's key and value, 64-bit integers of the JSON as `style` says.
+pub fn value_view(key: Option<&[u8]>, value: Option<&[u8]>, style: Int64Style) -> ValueView {
+    match (parse_level_record(key, value), value.map(decode_value)) {
+        (Some(Ok(l)), _) => ValueView {
+            kafka_text: Some(format!("{FEATURE_NAME} level {}", l.level())),
+            level: Some(l.level()),
+            ..ValueView::default()
+        },
+        (Some(Err(e)), _) => ValueView {
+            error: Some(e.to_string()),
+            ..ValueView::default()
+        },
+        (None, None) => ValueView::default(),
+        (None, Some(Ok(v))) => ValueView {
+            kafka_text: Some(to_kafka_string(&v)),
+            json: Some(value_to_json(&v, style).to_string()),
+            error: v.validate().err().map(|e| e.to_string()),
+            ..ValueView::default()
+        },
+        (None, Some(Err(e))) => ValueView {
+            error: Some(e.to_string()),
+            kafka_error: value.map(|v| kafka_decode_error_text(v, &e)),
+            ..ValueView::default()
+        },
+    }
+}
+
+/// Indexes whole file images in one go (each fed as one chunk).
+pub fn index_files(files: &[&[u8]]) -> RecordIndex {
+    let mut index = RecordIndex::new();
+    for f in files {
+        index.begin_file();
+        index.push(f);
+    }
+    index.end_file();
+    index
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,434 @@
+//! The index against the core's inspection and against itself fed in every way.
+
+use super::*;
+use crate::batch::{BatchBuilder, NewRecord};
+use crate::batch::{Batches, Compression};
+use crate::feature::{LEVEL_RECORD_KEY, MetadataLevel, level_record_value};
+use crate::inspect::{inspect, summary_compaction_config};
+use crate::json::Int64Style;
+
+const BROKER_P0: &[u8] = include_bytes!(
+    "../../../tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-0/00000000000000000000.log"
+);
+const KEYED: &[u8] = include_bytes!(
+    "../../../tests/fixtures/crafted/kip1266-keyed/__remote_log_metadata-0/00000000000000000000.log"
+);
+const CORRUPT: &[u8] = include_bytes!(
+    "../../../tests/fixtures/crafted/corrupt-crc/__remote_log_metadata-0/00000000000000000000.log"
+);
+const TORN: &[u8] = include_bytes!(
+    "../../../tests/fixtures/crafted/truncated-tail/__remote_log_metadata-0/00000000000000000000.log"
+);
+const CODECS: [(&str, &[u8]); 4] = [
+    (
+        "gzip",
+        include_bytes!(
+            "../../../tests/fixtures/crafted/gzip/__remote_log_metadata-0/00000000000000000000.log"
+        ),
+    ),
+    (
+        "snappy",
+        include_bytes!(
+            "../../../tests/fixtures/crafted/snappy/__remote_log_metadata-0/00000000000000000000.log"
+        ),
+    ),
+    (
+        "lz4",
+        include_bytes!(
+            "../../../tests/fixtures/crafted/lz4/__remote_log_metadata-0/00000000000000000000.log"
+        ),
+    ),
+    (
+        "zstd",
+        include_bytes!(
+            "../../../tests/fixtures/crafted/zstd/__remote_log_metadata-0/00000000000000000000.log"
+        ),
+    ),
+];
+
+/// Everything the index holds, to compare two of them.
+type Snapshot = (
+    Columns,
+    Vec<BatchInfo>,
+    Vec<Fault>,
+    Counts,
+    Vec<TopicIdPartition>,
+    Vec<Uuid>,
+);
+
+fn snapshot(i: &RecordIndex) -> Snapshot {
+    (
+        i.columns().clone(),
+        i.batches().to_vec(),
+        i.faults().to_vec(),
+        i.counts().clone(),
+        i.partitions().to_vec(),
+        i.segments().to_vec(),
+    )
+}
+
+fn chunked(file: &[u8], cuts: &[usize]) -> RecordIndex {
+    let mut index = RecordIndex::new();
+    index.begin_file();
+    let mut from = 0;
+    for &c in cuts.iter().chain([file.len()].iter()) {
+        index.push(&file[from..c]);
+        from = c;
+    }
+    index.end_file();
+    index
+}
+
+/// A key and a value, owned.
+type Owned = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// The first record of a file that `pick` takes, owned.
+fn first_record(file: &[u8], pick: impl Fn(&Owned) -> bool) -> Owned {
+    Batches::new(file, READ)
+        .flatten()
+        .flat_map(|b| {
+            let rs: Vec<Owned> = b
+                .records()
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|r| (r.key.map(<[u8]>::to_vec), r.value.map(<[u8]>::to_vec)))
+                .collect();
+            rs
+        })
+        .find(|r| pick(r))
+        .expect("a record")
+}
+
+/// A small file with one of each: a null-key record, a level record, a tombstone, an invalid
+/// level record, and a KIP-1266 keyed record in a gzip batch.
+fn crafted() -> Vec<u8> {
+    let (_, null_value) = first_record(BROKER_P0, |(k, v)| k.is_none() && v.is_some());
+    let (key, value) = first_record(KEYED, |(k, v)| {
+        v.is_some()
+            && k.as_deref()
+                .is_some_and(|k| RecordKey::parse_bytes(k).is_ok())
+    });
+    let (null_value, key, value) = (
+        null_value.expect("a value"),
+        key.expect("a key"),
+        value.expect("a value"),
+    );
+    let mut first = BatchBuilder::new(0);
+    first
+        .push(NewRecord::new(0, 1_000, None, Some(null_value.as_slice())))
+        .push(NewRecord::new(
+            1,
+            1_001,
+            Some(LEVEL_RECORD_KEY),
+            Some(level_record_value(MetadataLevel::V2)),
+        ))
+        .push(NewRecord::new(2, 1_002, Some(key.as_slice()), None).with_header(b"h", None))
+        .push(NewRecord::new(
+            3,
+            1_003,
+            Some(LEVEL_RECORD_KEY),
+            Some(&b"9"[..]),
+        ));
+    let mut second = BatchBuilder::new(4);
+    second.compression = Compression::Gzip;
+    second.push(NewRecord::new(
+        0,
+        1_004,
+        Some(key.as_slice()),
+        Some(value.as_slice()),
+    ));
+    let mut out = first.encode().expect("encodes");
+    out.extend(second.encode().expect("encodes"));
+    out
+}
+
+/// The index and the core's inspection agree on what was read.
+fn agrees_with_inspect(files: &[&[u8]]) {
+    let index = index_files(files);
+    let named: Vec<(&str, &[u8])> = files.iter().map(|f| ("x.log", *f)).collect();
+    let s = inspect(&named).summary;
+    let n = index.counts();
+    assert_eq!(n.records, s.records, "records read");
+    assert_eq!(n.null_key_records, s.null_key_records);
+    assert_eq!(n.keyed_records, s.keyed_records);
+    assert_eq!(n.tombstones, s.tombstones);
+    assert_eq!(
+        n.records + n.unread,
+        index.rows(),
+        "every row is read or unread"
+    );
+    let listed: usize = files
+        .iter()
+        .flat_map(|f| Batches::new(f, READ).flatten())
+        .map(|b| b.records().map_or(0, |rs| rs.map_while(|r| r.ok()).count()))
+        .sum();
+    assert_eq!(
+        index.rows(),
+        listed,
+        "every record kafka-dump-log lists is a row"
+    );
+    let (p, kept) = index.preview(files, summary_compaction_config(), s.compacted_at_ms);
+    assert_eq!(p.records_after, s.kept_by_compaction);
+    assert_eq!(p.lost, s.lost_by_compaction);
+    assert_eq!(kept.len(), index.rows());
+    assert_eq!(
+        kept.iter().filter(|&&k| k == 1).count(),
+        s.kept_by_compaction
+    );
+}
+
+#[test]
+fn chunks_split_anywhere_index_as_one() {
+    for file in [crafted(), CORRUPT.to_vec(), TORN.to_vec()] {
+        let whole = snapshot(&index_files(&[&file]));
+        for cut in 0..=file.len() {
+            assert_eq!(snapshot(&chunked(&file, &[cut])), whole, "cut at {cut}");
+        }
+        for size in 1..=40 {
+            let cuts: Vec<usize> = (size..file.len()).step_by(size).collect();
+            assert_eq!(snapshot(&chunked(&file, &cuts)), whole, "chunks of {size}");
+        }
+    }
+}
+
+#[test]
+fn each_kind_and_flag_of_a_crafted_file() {
+    let file = crafted();
+    let index = index_files(&[&file]);
+    let c = index.columns();
+    assert_eq!(c.offsets, vec![0, 1, 2, 3, 4]);
+    assert_eq!(
+        c.kinds,
+        vec![
+            kind::SEGMENT,
+            kind::LEVEL_RECORD,
+            kind::TOMBSTONE,
+            kind::LEVEL_RECORD,
+            c.kinds[4]
+        ]
+    );
+    assert_ne!(c.kinds[4], kind::UNDECODABLE);
+    assert_eq!(c.flags[0], flag::NULL_KEY);
+    assert_eq!(c.flags[1], 0);
+    assert_eq!(
+        c.flags[2],
+        flag::TOMBSTONE | flag::KIP1266_KEY | flag::HEADERS
+    );
+    assert_eq!(c.flags[3], flag::ERROR);
+    assert_eq!(c.flags[4], flag::KIP1266_KEY);
+    assert_eq!(c.key_sizes[0], -1);
+    assert_eq!(c.value_sizes[2], -1);
+    assert_eq!(c.batch_of, vec![0, 0, 0, 0, 1]);
+    assert_eq!(c.index_in_batch, vec![0, 1, 2, 3, 0]);
+    assert!(c.partition_of[0] >= 0 && c.segment_of[0] >= 0);
+    assert_eq!(index.batches()[1].codec, "gzip");
+    assert_eq!(index.batches()[1].position, index.batches()[0].size);
+    let n = index.counts();
+    assert_eq!(
+        (
+            n.records,
+            n.unread,
+            n.null_key_records,
+            n.keyed_records,
+            n.tombstones,
+            n.level_records
+        ),
+        (5, 0, 1, 3, 1, 2)
+    );
+    assert_eq!(n.last_null_key_timestamp_ms, Some(1_000));
+    // The invalid level record is the one fault, on its row.
+    assert_eq!(index.faults().len(), 1);
+    assert_eq!(index.faults()[0].row, Some(3));
+    agrees_with_inspect(&[&file]);
+    // The stored bytes read back on demand.
+    assert_eq!(
+        index.key_texts(&[&file], &[0, 1, 9]),
+        vec!["", "remote.log.metadata.version", ""]
+    );
+    assert_eq!(
+        index.keys_containing(&[&file], "metadata.version"),
+        vec![1, 3]
+    );
+    assert_eq!(
+        index.with_record(&[&file], 4, |b, r| (b.base_offset, r.offset)),
+        Some((4, 4))
+    );
+    assert_eq!(index.with_record(&[&file], 5, |_, r| r.offset), None);
+}
+
+#[test]
+fn a_corrupt_batch_and_what_follows_it_are_listed_not_read() {
+    let mut file = crafted();
+    let second = index_files(&[&file]).batches()[1].position;
+    // the second batch's producer id changes: its CRC no longer matches, nothing else moves
+    file[second + 50] ^= 0xff;
+    // a good batch after the corrupt one is still not read
+    let mut after = BatchBuilder::new(5);
+    after.push(NewRecord::new(0, 1_005, None, None));
+    file.extend(after.encode().expect("encodes"));
+    let index = index_files(&[&file]);
+    let n = index.counts();
+    assert_eq!((index.rows(), n.records, n.unread), (6, 4, 2));
+    assert_eq!(
+        n.corrupt,
+        vec![CorruptAt {
+            file: 0,
+            batch: 1,
+            position: second,
+            base_offset: 4,
+            row: 4
+        }]
+    );
+    let c = index.columns();
+    assert_eq!(
+        c.flags[4] & (flag::BAD_CRC | flag::UNREAD),
+        flag::BAD_CRC | flag::UNREAD
+    );
+    assert_eq!(c.flags[5] & (flag::BAD_CRC | flag::UNREAD), flag::UNREAD);
+    assert!(index.is_read(3) && !index.is_read(4) && !index.is_read(5));
+    assert!(index.is_batch_read(0) && !index.is_batch_read(1) && !index.is_batch_read(2));
+    let crc = &index.faults()[1];
+    assert_eq!(crc.error.kind(), ErrorKind::Corrupt);
+    assert_eq!(
+        (crc.error.offset(), crc.record_offset),
+        (Some(second), Some(4))
+    );
+    agrees_with_inspect(&[&file]);
+    // A second file starts read again; its own corrupt batch is counted apart.
+    let two = index_files(&[&file, &crafted(), &file]);
+    let n = two.counts();
+    assert_eq!(
+        (n.records, n.unread, n.corrupt.len()),
+        (4 + 5 + 4, 2 + 2, 2)
+    );
+    assert_eq!(n.corrupt[1].file, 2);
+    agrees_with_inspect(&[&file, &crafted(), &file]);
+    // The null-key count the migration check uses is the read one.
+    assert_eq!(n.null_keys().null_key_records, 3);
+    agrees_with_inspect(&[CORRUPT]);
+    assert!(index_files(&[CORRUPT]).counts().unread > 0);
+}
+
+#[test]
+fn a_torn_tail_is_a_fault_at_its_byte() {
+    let file = crafted();
+    let second = index_files(&[&file]).batches()[1].position;
+    let torn = &file[..file.len() - 7];
+    let index = index_files(&[torn]);
+    assert_eq!(index.rows(), 4);
+    assert_eq!(index.counts().unread, 0);
+    let f = index.faults().last().expect("a fault");
+    assert_eq!(f.error.kind(), ErrorKind::Truncated);
+    assert_eq!(f.error.offset(), Some(second));
+    assert!(
+        f.error
+            .to_string()
+            .contains(&format!("{} invalid bytes at the end", torn.len() - second))
+    );
+    agrees_with_inspect(&[torn]);
+    agrees_with_inspect(&[TORN]);
+    // A length that cannot be an entry ends the walk there too, however the bytes come.
+    let mut bad = file[..second].to_vec();
+    bad.extend([0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 1, 7, 7, 7]);
+    let whole = index_files(&[&bad]);
+    assert_eq!(
+        whole.faults().last().map(|f| f.error.kind()),
+        Some(ErrorKind::Corrupt)
+    );
+    assert_eq!(
+        snapshot(&chunked(&bad, &[second + 3, second + 13])),
+        snapshot(&whole)
+    );
+}
+
+#[test]
+fn every_codec_indexes_as_its_batches_say() {
+    for (name, file) in CODECS {
+        let index = index_files(&[file]);
+        assert!(index.rows() > 0, "{name}");
+        assert!(index.batches().iter().any(|b| b.codec == name), "{name}");
+        agrees_with_inspect(&[file]);
+    }
+}
+
+#[test]
+fn every_fixture_agrees_with_inspect() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures");
+    let mut checked = 0;
+    for base in ["broker/remote_log_metadata", "crafted"] {
+        for e in std::fs::read_dir(format!("{root}/{base}"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let p = e.path();
+            let dir = if p.join("__remote_log_metadata-0").is_dir() {
+                p.join("__remote_log_metadata-0")
+            } else {
+                p
+            };
+            let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                .collect();
+            logs.sort();
+            let data: Vec<Vec<u8>> = logs.iter().filter_map(|p| std::fs::read(p).ok()).collect();
+            let files: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+            if files.is_empty() {
+                continue;
+            }
+            agrees_with_inspect(&files);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "{checked} fixtures");
+}
+
+#[test]
+fn readiness_is_the_cores_over_read_null_keys() {
+    let file = crafted();
+    let n = index_files(&[&file]).counts().clone();
+    let r = n.readiness(86_400_000, 14 * 86_400_000);
+    assert_eq!(r, n.null_keys().readiness(86_400_000, 14 * 86_400_000));
+    assert!(matches!(
+        r,
+        Readiness::Wait {
+            null_key_records: 1,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn value_views_say_what_each_kind_of_record_holds() {
+    let file = crafted();
+    let index = index_files(&[&file]);
+    let view = |row| {
+        index
+            .with_record(&[&file], row, |_, r| {
+                value_view(r.key, r.value, Int64Style::String)
+            })
+            .expect("a row")
+    };
+    let segment = view(0);
+    assert!(segment.kafka_text.is_some() && segment.json.is_some());
+    assert_eq!((segment.error, segment.level), (None, None));
+    assert_eq!(
+        view(1),
+        ValueView {
+            kafka_text: Some("remote.log.metadata.version level 2".into()),
+            level: Some(2),
+            ..ValueView::default()
+        }
+    );
+    assert_eq!(view(2), ValueView::default());
+    let bad = view(3);
+    assert!(bad.error.is_some_and(|e| e.contains("not a known level")));
+    let undecodable = value_view(None, Some(&[0, 9, 9]), Int64Style::String);
+    assert!(undecodable.error.is_some() && undecodable.kafka_error.is_some());
+    assert_eq!(undecodable.kafka_text, None);
+}
