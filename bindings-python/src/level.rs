@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use rlmeta::feature::{self, Configs, MetadataLevel, PartitionLevel};
+use rlmeta::feature::{self, Configs, LevelMove, MetadataLevel, PartitionLevel};
 
 use crate::run;
 
@@ -28,6 +28,19 @@ fn resources_in(raw: &RawConfigs) -> BTreeMap<String, Configs> {
         .collect()
 }
 
+fn partitions_in(partitions: &[(bool, Option<i16>)]) -> rlmeta::Result<Vec<PartitionLevel>> {
+    partitions
+        .iter()
+        .map(|&(read, level)| match (read, level) {
+            (false, _) => Ok(PartitionLevel::Unknown),
+            (true, l) => l
+                .map(MetadataLevel::from_level)
+                .transpose()
+                .map(PartitionLevel::Read),
+        })
+        .collect()
+}
+
 /// The level writes use and the tool reads (None: unknown), from the finalized feature level,
 /// each partition's `(read_to_end, level_record_level)` and the topic's cleanup.policy.
 #[pyfunction]
@@ -39,16 +52,7 @@ pub fn write_level(
     cleanup_policy: Option<String>,
 ) -> PyResult<Option<i16>> {
     run(py, 0, || {
-        let levels = partitions
-            .iter()
-            .map(|&(read, level)| match (read, level) {
-                (false, _) => Ok(PartitionLevel::Unknown),
-                (true, l) => l
-                    .map(MetadataLevel::from_level)
-                    .transpose()
-                    .map(PartitionLevel::Read),
-            })
-            .collect::<rlmeta::Result<Vec<_>>>()?;
+        let levels = partitions_in(&partitions)?;
         let level = feature::write_level(finalized, &levels, cleanup_policy.as_deref())?;
         Ok(level.map(MetadataLevel::level))
     })
@@ -74,6 +78,29 @@ pub fn fresh_topic_plan(
     })?;
     let record = plan.level_record.map(|v| PyBytes::new(py, v));
     Ok((plan.level.level(), plan.configs, record))
+}
+
+/// Where a move to `target` sets the level: `(level to finalize or None, [index of each
+/// partition to write the level record to])`; `(None, [])` when done.
+#[pyfunction]
+pub fn level_move(
+    py: Python<'_>,
+    feature_supported: bool,
+    finalized: Option<i16>,
+    partitions: Vec<(bool, Option<i16>)>,
+    target: i16,
+) -> PyResult<(Option<i16>, Vec<usize>)> {
+    run(py, 0, || {
+        let levels = partitions_in(&partitions)?;
+        let target = MetadataLevel::from_level(target)?;
+        Ok(
+            match feature::level_move(feature_supported, finalized, &levels, target)? {
+                LevelMove::Finalize(l) => (Some(l.level()), Vec::new()),
+                LevelMove::Records(p) => (None, p),
+                LevelMove::Done => (None, Vec::new()),
+            },
+        )
+    })
 }
 
 /// `(safe, safe_ms, margin_ms, [(topic, retention_ms)], reasons)`; raises the refusal unless
@@ -128,6 +155,7 @@ pub fn expected_deletion_ms(segment_ms: i64, retention_ms: i64) -> Option<i64> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_level, m)?)?;
     m.add_function(wrap_pyfunction!(fresh_topic_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(level_move, m)?)?;
     m.add_function(wrap_pyfunction!(check_v1_retention_configs, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup_timing, m)?)?;
     m.add_function(wrap_pyfunction!(expected_deletion_ms, m)?)?;

@@ -211,6 +211,10 @@ def test_write_level_is_the_plugins_rule_supported_not_finalized_included():
     scans = {p: PartitionScan(p, level=V2, read_to_end=True) for p in range(2)}
     assert TopicState(scans, {"cleanup.policy": "compact"}, True, None).level() is V2
     assert TopicState(scans, {"cleanup.policy": "compact"}, True, 1).level() is V1
+    # where the move writes: the feature where supported, else the partitions lacking the record
+    assert rlmeta.level_move(True, None, [P(True, V1)], V1) == (V1, [])
+    assert rlmeta.level_move(True, 1, [P(True)], V1) == (None, [])
+    assert rlmeta.level_move(False, None, [P(True, V1), P(True)], V1) == (None, [1])
 
 
 def test_fresh_topic_plan_sets_no_retention_at_level_2():

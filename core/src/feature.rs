@@ -56,13 +56,6 @@ impl MetadataLevel {
             })
     }
 
-    /// The level a cluster's finalized features say, where `None` (the feature is absent from
-    /// a known feature set) means level 0. An unknown feature set (`FinalizedFeaturesEpoch` -1,
-    /// KIP-1170) is not level 0: callers must not call this without a known set.
-    pub fn from_finalized(level: Option<i16>) -> Result<MetadataLevel> {
-        level.map_or(Ok(MetadataLevel::V0), MetadataLevel::from_level)
-    }
-
     /// Whether values are written at KIP-1266's version 1 (with `brokerLeaderEpoch`/`endOffset`):
     /// only once no broker that predates KIP-1266 can be reading the topic.
     pub fn writes_kip1266_values(self) -> bool {
@@ -723,6 +716,42 @@ pub fn fresh_topic_plan(
     })
 }
 
+/// What a move of the topic to a level writes ([`level_move`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LevelMove {
+    /// Finalize the feature at this level (the cluster's brokers support it).
+    Finalize(MetadataLevel),
+    /// Write the level record to these metadata partitions (by index; the others have it).
+    Records(Vec<usize>),
+    /// Nothing: the level is already reached where the cluster keeps it.
+    Done,
+}
+
+/// Where a move to `target` sets the level: the finalized feature where the cluster's brokers
+/// support it (`feature_supported`; finalizing it makes [`write_level`] follow it), else the
+/// level record in every partition lacking one of `target` or more ([`partitions_missing_level`]).
+/// Each step is skipped when done, so an interrupted move resumes.
+pub fn level_move(
+    feature_supported: bool,
+    finalized: Option<i16>,
+    partitions: &[PartitionLevel],
+    target: MetadataLevel,
+) -> Result<LevelMove> {
+    if feature_supported {
+        let current = finalized.map(MetadataLevel::from_level).transpose()?;
+        return Ok(match current {
+            Some(l) if l >= target => LevelMove::Done,
+            _ => LevelMove::Finalize(target),
+        });
+    }
+    let missing = partitions_missing_level(partitions, target);
+    Ok(if missing.is_empty() {
+        LevelMove::Done
+    } else {
+        LevelMove::Records(missing)
+    })
+}
+
 /// The metadata partitions that still need the level record of `target` (a move interrupted
 /// part-way resumes by writing only these).
 pub fn partitions_missing_level(
@@ -793,7 +822,6 @@ mod tests {
             MetadataLevel::from_level(3).err().map(|e| e.kind()),
             Some(ErrorKind::InvalidArgument)
         );
-        assert_eq!(MetadataLevel::from_finalized(None).ok(), Some(V0));
         assert!(V0.check_upgrade(V1, false).is_ok());
         assert!(V1.check_upgrade(V2, false).is_ok());
         assert!(V2.check_upgrade(V2, false).is_ok());
@@ -1155,5 +1183,32 @@ mod tests {
         );
         let inf = cleanup_timing(&configs(&[("retention.ms", "-1")]), &none).unwrap();
         assert_eq!((inf.retention_ms, inf.expected_deletion_ms), (-1, None));
+    }
+
+    #[test]
+    fn a_move_finalizes_where_supported_else_writes_missing_records() {
+        use PartitionLevel::*;
+        let parts = [Read(Some(V1)), Read(None), Read(Some(V2))];
+        assert_eq!(
+            level_move(true, None, &parts, V1).ok(),
+            Some(LevelMove::Finalize(V1))
+        );
+        assert_eq!(
+            level_move(true, Some(1), &parts, V1).ok(),
+            Some(LevelMove::Done)
+        );
+        assert_eq!(
+            level_move(true, Some(1), &parts, V2).ok(),
+            Some(LevelMove::Finalize(V2))
+        );
+        assert_eq!(
+            level_move(false, None, &parts, V1).ok(),
+            Some(LevelMove::Records(vec![1]))
+        );
+        assert_eq!(
+            level_move(false, None, &parts[2..], V2).ok(),
+            Some(LevelMove::Done)
+        );
+        assert!(level_move(true, Some(9), &parts, V2).is_err());
     }
 }

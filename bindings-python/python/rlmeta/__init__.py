@@ -92,6 +92,7 @@ from ._feature import (
     topic_level,
     topic_level_with_policy,
     write_level,
+    level_move,
     FreshTopicPlan,
     fresh_topic_plan,
     RetentionSafety,
@@ -126,7 +127,7 @@ __all__ = [
     "FEATURE_NAME", "DEFAULT_V1_RETENTION_MS", "DEFAULT_V1_SEGMENT_MS", "LEVEL_RECORD_KEY", "MetadataLevel",
     "PartitionLevel", "Readiness", "readiness", "safe_v1_retention_ms", "check_v1_retention",
     "manager_is_kip1266_capable", "kip1266_capable_managers", "level_record", "parse_level_record",
-    "topic_level", "topic_level_with_policy", "partitions_missing_level", "write_level", "FreshTopicPlan", "fresh_topic_plan",
+    "topic_level", "topic_level_with_policy", "partitions_missing_level", "write_level", "level_move", "FreshTopicPlan", "fresh_topic_plan",
     "RetentionSafety", "check_v1_retention_configs", "CleanupTiming", "cleanup_timing", "expected_deletion_ms", "UnheldSegment", "SupersededSegment", "KeyedVerdict", "verify_keyed",
     # compaction and growth
     "TopicConfig", "CompactionLog", "CompactionPreview", "preview_compaction", "preview_compaction_files", "GrowthPoint", "project_growth", "normalize_cleanup_policy",

@@ -34,6 +34,7 @@ __all__ = [
     "topic_level",
     "topic_level_with_policy",
     "write_level",
+    "level_move",
     "FreshTopicPlan",
     "fresh_topic_plan",
     "RetentionSafety",
@@ -158,6 +159,16 @@ def write_level(
     (a feature the brokers support but nobody finalized is "none finalized")."""
     level = _native.write_level(finalized, _levels(partitions), cleanup_policy)
     return None if level is None else MetadataLevel(level)
+
+
+def level_move(
+    feature_supported: bool, finalized: Optional[int], partitions: Sequence[PartitionLevel], target: int
+) -> Tuple[Optional[MetadataLevel], List[int]]:
+    """Where a move to ``target`` sets the level (the core's rule): the level to finalize the
+    feature at where the brokers support it, else the partitions (by index) that need the level
+    record; ``(None, [])`` when done."""
+    finalize, records = _native.level_move(feature_supported, finalized, _levels(partitions), int(target))
+    return (None if finalize is None else MetadataLevel(finalize)), list(records)
 
 
 @dataclass(frozen=True)

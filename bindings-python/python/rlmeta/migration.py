@@ -62,13 +62,13 @@ from ._feature import (
     cleanup_timing,
     expected_deletion_ms,
     kip1266_capable_managers,
+    level_move,
     level_record,
     manager_is_kip1266_capable,
     parse_level_record,
-    partitions_missing_level,
     readiness,
-    write_level,
     verify_keyed,
+    write_level,
 )
 from ._kafka import METADATA_TOPIC, Cluster
 from ._security import AccessDenied, AuthenticationFailed, CommandConfigError
@@ -285,14 +285,14 @@ def require_read(state: TopicState, timeout_ms: int) -> None:
 
 
 def set_level(cluster: Cluster, state: TopicState, target: MetadataLevel, actions: Actions) -> None:
-    """The feature where the cluster has it, else a level record in every partition lacking one."""
-    if state.feature_supported:
-        if (state.finalized_level or 0) < int(target):
-            cluster.update_feature(FEATURE_NAME, int(target))
-            actions.did()
-        return
+    """The feature where the cluster has it, else a level record in every partition lacking one
+    (the core's ``level_move``)."""
+    finalize, missing = level_move(state.feature_supported, state.finalized_level, state.partition_levels(), target)
+    if finalize is not None:
+        cluster.update_feature(FEATURE_NAME, int(finalize))
+        actions.did()
     key, value = level_record(target)
-    for p in partitions_missing_level(state.partition_levels(), target):
+    for p in missing:
         partition = sorted(state.partitions)[p]
         cluster.produce(METADATA_TOPIC, partition, key, value)
         actions.did()
