@@ -10,7 +10,9 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use jni::errors::{Error as JniError, Result as JniResult, ThrowRuntimeExAndDefault};
-use jni::objects::{JByteArray, JClass, JIntArray, JObject, JString, JThrowable, JValue};
+use jni::objects::{
+    JByteArray, JClass, JIntArray, JObject, JObjectArray, JString, JThrowable, JValue,
+};
 use jni::strings::JNIString;
 use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned, jni_sig, jni_str};
@@ -274,19 +276,72 @@ pub extern "system" fn Java_dev_rlmeta_RlMeta_errorKindName<'l>(
 }
 
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_rlmeta_RlMeta_partitionLevelWithPolicy<'l>(
+pub extern "system" fn Java_dev_rlmeta_RlMeta_writeLevel<'l>(
     env: EnvUnowned<'l>,
     _class: JClass<'l>,
+    finalized: jint,
     record_level: jint,
     cleanup_policy: JString<'l>,
 ) -> jint {
     call(env, |env| {
-        if cleanup_policy.is_null() {
-            return core(env, || crate::partition_level_without_policy(record_level));
-        }
-        let policy = string(env, &cleanup_policy, "cleanupPolicy")?;
+        let policy = if cleanup_policy.is_null() {
+            None
+        } else {
+            Some(string(env, &cleanup_policy, "cleanupPolicy")?)
+        };
         core(env, || {
-            crate::partition_level_with_policy(record_level, &policy)
+            crate::write_level(finalized, record_level, policy.as_deref())
         })
     })
+}
+
+/// Core `feature::fresh_topic_plan`: the topic configs as `[name, value, name, value, ...]`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_RlMeta_freshTopicConfigs<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    finalized: jint,
+    metadata_topic_retention_ms: jlong,
+) -> JObjectArray<'l, JString<'l>> {
+    call(env, |env| {
+        let plan = core(env, || fresh_plan(finalized, metadata_topic_retention_ms))?;
+        let pairs: Vec<&str> = plan
+            .configs
+            .iter()
+            .flat_map(|(k, v)| [*k, v.as_str()])
+            .collect();
+        let array = JObjectArray::<JString>::new(env, pairs.len(), JString::default())?;
+        for (i, text) in pairs.into_iter().enumerate() {
+            let s = JString::from_str(env, text)?;
+            array.set_element(env, i, &s)?;
+            env.delete_local_ref(s);
+        }
+        Ok(array)
+    })
+}
+
+/// Core `feature::fresh_topic_plan`: the level record value every partition gets, null when the
+/// finalized feature carries the level.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_RlMeta_freshTopicLevelRecord<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    finalized: jint,
+) -> JByteArray<'l> {
+    call(env, |env| {
+        let plan = core(env, || fresh_plan(finalized, -1))?;
+        match plan.level_record {
+            Some(v) => env.byte_array_from_slice(v),
+            None => Ok(JByteArray::default()),
+        }
+    })
+}
+
+fn fresh_plan(
+    finalized: jint,
+    retention_ms: i64,
+) -> rlmeta::Result<rlmeta::feature::FreshTopicPlan> {
+    // -1: the cluster finalizes none; an out-of-range level is refused by the core
+    let finalized = (finalized != -1).then(|| i16::try_from(finalized).unwrap_or(i16::MAX));
+    rlmeta::feature::fresh_topic_plan(finalized, retention_ms)
 }

@@ -374,29 +374,45 @@ pub unsafe extern "C" fn rlmeta_partition_level_with_policy(
         out_arg(out_level, "out_level")?;
         // SAFETY: the caller's promise on `cleanup_policy`.
         let policy = unsafe { str_arg(cleanup_policy, "cleanup_policy") }?;
-        let level = partition_level_with_policy(record_level, policy)?;
+        if record_level < -1 {
+            return Err(level_error("record_level", record_level));
+        }
+        let level = write_level(-1, record_level, Some(policy))?;
         // SAFETY: checked above.
         unsafe { write_out(out_level, level) };
         Ok(())
     })
 }
 
-/// The core call shared by the C ABI and JNI: `record_level` -1 is "read, no level record".
-pub(crate) fn partition_level_with_policy(record_level: i32, policy: &str) -> rlmeta::Result<i32> {
-    use rlmeta::feature::{PartitionLevel, topic_level_with_policy};
-    let record = record_level_arg(record_level)?;
-    Ok(i32::from(
-        topic_level_with_policy(&[PartitionLevel::Read(record)], policy)?.level(),
-    ))
+/// The core call shared by the C ABI and JNI (core `feature::write_level`): `finalized` -1 is
+/// "the cluster finalizes none"; `record_level` -2 is "not read to its end", -1 "read, no level
+/// record"; `policy` None is "not read". Returns the level, or -1 for unknown.
+pub(crate) fn write_level(
+    finalized: i32,
+    record_level: i32,
+    policy: Option<&str>,
+) -> rlmeta::Result<i32> {
+    use rlmeta::feature::PartitionLevel;
+    let finalized = match finalized {
+        -1 => None,
+        l => Some(i16::try_from(l).map_err(|_| level_error("finalized", l))?),
+    };
+    let partition = match record_level {
+        -2 => PartitionLevel::Unknown,
+        l => PartitionLevel::Read(record_level_arg(l)?),
+    };
+    Ok(
+        rlmeta::feature::write_level(finalized, &[partition], policy)?
+            .map_or(-1, |l| i32::from(l.level())),
+    )
 }
 
-/// [`partition_level_with_policy`] when the topic's `cleanup.policy` is not known: the level, or
-/// -1 where the policy could still raise it (core `feature::topic_level_without_policy`).
-pub(crate) fn partition_level_without_policy(record_level: i32) -> rlmeta::Result<i32> {
-    use rlmeta::feature::{PartitionLevel, topic_level_without_policy};
-    let record = record_level_arg(record_level)?;
-    Ok(topic_level_without_policy(&[PartitionLevel::Read(record)])?
-        .map_or(-1, |l| i32::from(l.level())))
+fn level_error(field: &str, l: i32) -> rlmeta::Error {
+    rlmeta::Error::field(
+        rlmeta::ErrorKind::InvalidArgument,
+        field,
+        format!("{l} is not a level (-1, 0, 1 or 2)"),
+    )
 }
 
 fn record_level_arg(record_level: i32) -> rlmeta::Result<Option<rlmeta::feature::MetadataLevel>> {
@@ -405,13 +421,7 @@ fn record_level_arg(record_level: i32) -> rlmeta::Result<Option<rlmeta::feature:
         -1 => None,
         l => Some(
             i16::try_from(l)
-                .map_err(|_| {
-                    rlmeta::Error::field(
-                        rlmeta::ErrorKind::InvalidArgument,
-                        "record_level",
-                        format!("{l} is not a level (-1, 0, 1 or 2)"),
-                    )
-                })
+                .map_err(|_| level_error("record_level", l))
                 .and_then(MetadataLevel::from_level)?,
         ),
     })

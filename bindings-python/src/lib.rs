@@ -6,6 +6,7 @@
 //! Records cross the boundary as the core's JSON text (vectors README §1), 64-bit numbers exact.
 
 mod api;
+mod level;
 mod reconcile;
 
 use std::ffi::CString;
@@ -259,6 +260,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(error_codes, m)?)?;
     api::register(m)?;
     reconcile::register(m)?;
+    level::register(m)?;
     Ok(())
 }
 

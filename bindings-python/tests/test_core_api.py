@@ -218,6 +218,87 @@ def test_feature_levels_configs_moves_and_verdicts():
     assert rlmeta.partitions_missing_level([P(True, MetadataLevel.V1), P(True)], 1) == [1]
 
 
+def test_write_level_is_the_plugins_rule_supported_not_finalized_included():
+    P = rlmeta.PartitionLevel
+    V0, V1, V2 = MetadataLevel.V0, MetadataLevel.V1, MetadataLevel.V2
+    assert rlmeta.write_level(1, [P(True, V2)], "compact") is V1  # a finalized level decides alone
+    assert rlmeta.write_level(None, [P(True), P(True)], "delete") is V0
+    assert rlmeta.write_level(None, [P(True)], "compact,delete") is V1
+    assert rlmeta.write_level(None, [P(True, V2), P(False)], "compact") is None  # unread: unknown, never 0
+    assert rlmeta.write_level(None, [P(True)], None) is None
+    # The migration tool's level is the same function: a cluster whose brokers support the feature
+    # but never finalized it, on a topic rlmeta already moved to 2, is at 2 (the tool's own rule
+    # used to say 0 here while the plugin said 2).
+    from rlmeta.migration import PartitionScan, TopicState
+
+    scans = {p: PartitionScan(p, level=V2, read_to_end=True) for p in range(2)}
+    assert TopicState(scans, {"cleanup.policy": "compact"}, True, None).level() is V2
+    assert TopicState(scans, {"cleanup.policy": "compact"}, True, 1).level() is V1
+    # where the move writes: the feature where supported, else the partitions lacking the record
+    assert rlmeta.level_move(True, None, [P(True, V1)], V1) == (V1, [])
+    assert rlmeta.level_move(True, 1, [P(True)], V1) == (None, [])
+    assert rlmeta.level_move(False, None, [P(True, V1), P(True)], V1) == (None, [1])
+
+
+def test_fresh_topic_plan_sets_no_retention_at_level_2():
+    plan = rlmeta.fresh_topic_plan(None)
+    assert plan.level is MetadataLevel.V2 and plan.level_record == b"2"
+    assert plan.configs == {"cleanup.policy": "compact", "remote.storage.enable": "false"}
+    plan0 = rlmeta.fresh_topic_plan(0, 604_800_000)
+    assert plan0.level_record is None and plan0.configs["retention.ms"] == "604800000"
+
+
+class _Cluster:
+    """The four reads the retention check makes, over fixed configs."""
+
+    def __init__(self, topics, brokers):
+        self._topics, self._brokers = topics, brokers
+
+    def topics(self):
+        return list(self._topics)
+
+    def topic_configs(self, names):
+        return {n: self._topics[n] for n in names}
+
+    def brokers(self):
+        return [int(b) for b in self._brokers]
+
+    def broker_configs(self, ids):
+        return {str(b): self._brokers[str(b)] for b in ids}
+
+
+def test_v1_retention_safety_from_raw_configs_with_kafkas_defaults():
+    from rlmeta.migration import Failure, check_retention
+
+    day = 86_400_000
+    tiered = {"remote.storage.enable": "true", "retention.ms": str(30 * day), "retention.bytes": "-1"}
+    # a broker that leaves remote.log.manager.task.interval.ms unset runs it every 30 s (Kafka's
+    # default): 30 days exactly deletes metadata of segments still live (the tool used to take 0)
+    cluster = _Cluster({"t": tiered, "plain": {"retention.ms": "-1"}}, {"1": {"remote.log.manager.task.interval.ms": None}})
+    with pytest.raises(Failure, match="needs at least 2592030000 ms"):
+        check_retention(cluster, 30 * day, force=False)
+    check_retention(cluster, 30 * day + 30_000, force=False)
+    v = rlmeta.check_v1_retention_configs(30 * day, {"t": tiered}, {}, force=True)
+    assert (v.safe, v.safe_ms, v.margin_ms, v.tiered) == (False, 30 * day + 30_000, 30_000, {"t": 30 * day})
+    # no retention.ms on the topic: the broker's log.retention.hours (default 168 h)
+    v = rlmeta.check_v1_retention_configs(0, {"t": {"remote.storage.enable": "true"}}, {"1": {"log.retention.hours": "24"}}, True)
+    assert v.safe_ms == day + 30_000
+    # retention.bytes bounds size, not age: infinite time retention stays unsafe, and says why
+    by_size = {"s": {"remote.storage.enable": "true", "retention.ms": "-1", "retention.bytes": "1073741824"}}
+    with pytest.raises(rlmeta.InvalidStateError, match="retention.bytes=1073741824"):
+        rlmeta.check_v1_retention_configs(365 * day, by_size, {})
+    with pytest.raises(rlmeta.InvalidArgumentError):
+        rlmeta.check_v1_retention_configs(0, {"t": {"remote.storage.enable": "true", "retention.ms": "soon"}}, {})
+
+
+def test_cleanup_estimate_sums_before_rounding():
+    half = 43_200_000
+    assert rlmeta.expected_deletion_ms(half, half) == 86_400_000  # days(s) + days(r) said 0
+    assert rlmeta.expected_deletion_ms(half, -1) is None
+    t = rlmeta.cleanup_timing({"retention.ms": "-1", "segment.ms": "86400000", "min.compaction.lag.ms": None}, {})
+    assert (t.segment_ms, t.retention_ms, t.min_compaction_lag_ms, t.expected_deletion_ms) == (86_400_000, -1, 0, None)
+
+
 def test_inspector_on_a_broker_segment_and_stuck_overlaps():
     ins = rlmeta.Inspector()
     ins.push_file(META_FILES[0].read_bytes())

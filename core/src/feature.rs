@@ -9,9 +9,12 @@
 
 use crate::compaction::{CleanupPolicy, TopicConfig};
 use crate::error::{Error, ErrorKind, Result};
+use std::collections::BTreeMap;
 
 /// The feature's name in KRaft's finalized features.
 pub const FEATURE_NAME: &str = "remote.log.metadata.version";
+/// The topic whose level this module decides.
+pub const METADATA_TOPIC: &str = "__remote_log_metadata";
 
 /// A level of `remote.log.metadata.version`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -51,13 +54,6 @@ impl MetadataLevel {
                     format!("unknown remote log metadata feature level: {level}"),
                 )
             })
-    }
-
-    /// The level a cluster's finalized features say, where `None` (the feature is absent from
-    /// a known feature set) means level 0. An unknown feature set (`FinalizedFeaturesEpoch` -1,
-    /// KIP-1170) is not level 0: callers must not call this without a known set.
-    pub fn from_finalized(level: Option<i16>) -> Result<MetadataLevel> {
-        level.map_or(Ok(MetadataLevel::V0), MetadataLevel::from_level)
     }
 
     /// Whether values are written at KIP-1266's version 1 (with `brokerLeaderEpoch`/`endOffset`):
@@ -219,12 +215,10 @@ impl NullKeyScan {
         if self.null_key_records == 0 {
             return Readiness::Ready;
         }
-        let estimated_cleanup_ms = match self.last_null_key_timestamp_ms {
-            Some(ts) if retention_ms >= 0 && segment_ms >= 0 => ts
-                .checked_add(segment_ms)
-                .and_then(|t| t.checked_add(retention_ms)),
-            _ => None,
-        };
+        let estimated_cleanup_ms = self
+            .last_null_key_timestamp_ms
+            .zip(expected_deletion_ms(segment_ms, retention_ms))
+            .and_then(|(ts, wait)| ts.checked_add(wait));
         Readiness::Wait {
             null_key_records: self.null_key_records,
             estimated_cleanup_ms,
@@ -283,6 +277,263 @@ pub fn check_v1_retention(
         ));
     }
     Ok(())
+}
+
+/// Raw configs of one resource (a topic or a broker) as a host described them: name to value, an
+/// absent name (or one the host could not read) is a config left at its default.
+pub type Configs = BTreeMap<String, String>;
+
+/// `remote.log.manager.task.interval.ms`: Kafka 4.4.0's default (storage/src/main/java/org/apache/
+/// kafka/server/log/remote/storage/RemoteLogManagerConfig.java,
+/// `DEFAULT_REMOTE_LOG_MANAGER_TASK_INTERVAL_MS`, 30 s): how long an expired remote segment may
+/// wait for the remote log manager's next run to delete it.
+pub const DEFAULT_RLM_TASK_INTERVAL_MS: i64 = 30_000;
+/// `log.retention.hours`: Kafka 4.4.0's default, 168 h (server-common/src/main/java/org/apache/
+/// kafka/server/config/ServerLogConfigs.java, `LOG_RETENTION_HOURS_DEFAULT`), what a topic without
+/// `retention.ms` keeps unless the broker sets `log.retention.ms` or `log.retention.minutes`.
+pub const DEFAULT_LOG_RETENTION_MS: i64 = 168 * 3_600_000;
+/// `segment.ms`' default: `log.roll.hours` 168 h (ServerLogConfigs.java, `LOG_ROLL_TIME_HOURS_DEFAULT`).
+pub const DEFAULT_SEGMENT_MS: i64 = 168 * 3_600_000;
+
+fn ms_config(configs: &Configs, name: &str) -> Result<Option<i64>> {
+    configs
+        .get(name)
+        .map(|v| {
+            v.trim().parse::<i64>().map_err(|_| {
+                Error::field(
+                    ErrorKind::InvalidArgument,
+                    name,
+                    format!("{v:?} is not a number"),
+                )
+            })
+        })
+        .transpose()
+}
+
+/// The retention a broker gives topics without `retention.ms`, -1 for infinite: Kafka's
+/// precedence `log.retention.ms`, then `log.retention.minutes`, then `log.retention.hours`
+/// (LogConfig/KafkaConfig `logRetentionTimeMillis`), any negative value meaning infinite.
+fn broker_retention_ms(broker: &Configs) -> Result<i64> {
+    let ms = match (
+        ms_config(broker, "log.retention.ms")?,
+        ms_config(broker, "log.retention.minutes")?,
+        ms_config(broker, "log.retention.hours")?,
+    ) {
+        (Some(ms), _, _) => ms,
+        (None, Some(m), _) => m.saturating_mul(60_000),
+        (None, None, Some(h)) => h.saturating_mul(3_600_000),
+        (None, None, None) => DEFAULT_LOG_RETENTION_MS,
+    };
+    Ok(if ms < 0 { -1 } else { ms })
+}
+
+/// The longest default retention any broker gives (a topic's partitions may be led by any of
+/// them); -1 if one of them keeps forever; Kafka's default with no broker described.
+fn brokers_retention_ms(brokers: &BTreeMap<String, Configs>) -> Result<i64> {
+    let mut longest: Option<i64> = None;
+    for b in brokers.values() {
+        let r = broker_retention_ms(b)?;
+        longest = Some(match longest {
+            Some(l) if l < 0 || r < 0 => -1,
+            Some(l) => l.max(r),
+            None => r,
+        });
+    }
+    Ok(longest.unwrap_or(DEFAULT_LOG_RETENTION_MS))
+}
+
+/// A topic's effective `retention.ms` (-1: infinite): its own override, else the brokers'
+/// default ([`brokers_retention_ms`]).
+pub fn effective_retention_ms(topic: &Configs, brokers: &BTreeMap<String, Configs>) -> Result<i64> {
+    match ms_config(topic, "retention.ms")? {
+        Some(ms) => Ok(if ms < 0 { -1 } else { ms }),
+        None => brokers_retention_ms(brokers),
+    }
+}
+
+/// One tiered topic whose retention decides the safe level-1 retention.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TieredRetention {
+    pub topic: String,
+    /// Its effective `retention.ms`; -1: its remote segments live for ever.
+    pub retention_ms: i64,
+}
+
+/// The verdict on a level-1 `retention.ms` for `__remote_log_metadata`
+/// ([`v1_retention_safety`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetentionSafety {
+    /// The tiered topics (`remote.storage.enable=true`), by name, with their effective retention.
+    pub tiered: Vec<TieredRetention>,
+    /// The time the remote log manager may take to delete an expired segment: the longest
+    /// `remote.log.manager.task.interval.ms` of any broker (default 30 s).
+    pub margin_ms: i64,
+    /// The smallest safe retention; `None` when no finite one is (a tiered topic keeps its
+    /// segments for ever).
+    pub safe_ms: Option<i64>,
+    /// Whether the requested retention is safe.
+    pub safe: bool,
+    /// Why, one line each: the deciding topic, the margin, and each tiered topic whose
+    /// retention is infinite or bounded only by size.
+    pub reasons: Vec<String>,
+}
+
+/// Whether `requested_ms` as level 1's `retention.ms` of `__remote_log_metadata` deletes no
+/// record of a live remote segment, from raw configs: `topics` (name to configs, the metadata
+/// topic itself skipped) and `brokers` (id to configs), each missing config at Kafka 4.4.0's
+/// default. The rule ([`safe_v1_retention_ms`]): a segment's metadata is written when it is
+/// uploaded, after its last record, and the segment lives until its topic's retention passes
+/// that record plus one run of the remote log manager; so the safe value is the longest
+/// tiered-topic retention plus the longest task interval.
+/// - A topic is tiered when `remote.storage.enable` is `true` (any case, as Kafka parses
+///   booleans; default `false`, LogConfig).
+/// - Its retention is its `retention.ms`, else the brokers' `log.retention.ms` / `.minutes` /
+///   `.hours` (default 168 h), the longest over brokers; negative is infinite.
+/// - A cleanup.policy without `delete` never expires anything: infinite.
+/// - `retention.bytes` bounds a partition's size, not a segment's age (a partition that stops
+///   growing keeps its segments), so it never makes a retention safe; it is named in the reasons
+///   where it is the only bound. `local.retention.*` governs local copies only: not an input.
+pub fn v1_retention_safety(
+    requested_ms: i64,
+    topics: &BTreeMap<String, Configs>,
+    brokers: &BTreeMap<String, Configs>,
+) -> Result<RetentionSafety> {
+    let mut margin_ms = None::<i64>;
+    for b in brokers.values() {
+        let m = ms_config(b, "remote.log.manager.task.interval.ms")?
+            .unwrap_or(DEFAULT_RLM_TASK_INTERVAL_MS)
+            .max(0);
+        margin_ms = Some(margin_ms.map_or(m, |x| x.max(m)));
+    }
+    let margin_ms = margin_ms.unwrap_or(DEFAULT_RLM_TASK_INTERVAL_MS);
+    let mut tiered = Vec::new();
+    let mut reasons = Vec::new();
+    for (name, c) in topics {
+        let on = c
+            .get("remote.storage.enable")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        if name == METADATA_TOPIC || !on {
+            continue;
+        }
+        let deletes = match c.get("cleanup.policy") {
+            Some(p) => CleanupPolicy::parse(p)? != CleanupPolicy::Compact,
+            None => true,
+        };
+        let retention_ms = if deletes {
+            effective_retention_ms(c, brokers)?
+        } else {
+            -1
+        };
+        if retention_ms < 0 {
+            let bytes = ms_config(c, "retention.bytes")?.filter(|b| *b >= 0);
+            reasons.push(match (deletes, bytes) {
+                (false, _) => format!("tiered topic {name} has cleanup.policy={}: nothing expires", c.get("cleanup.policy").map_or("", String::as_str)),
+                (true, Some(b)) => format!(
+                    "tiered topic {name} has infinite retention.ms; its retention.bytes={b} bounds size, not age: a partition that stops growing keeps its segments for ever"
+                ),
+                (true, None) => format!("tiered topic {name} keeps its segments for ever (retention.ms=-1)"),
+            });
+        }
+        tiered.push(TieredRetention {
+            topic: name.clone(),
+            retention_ms,
+        });
+    }
+    let times: Vec<i64> = tiered.iter().map(|t| t.retention_ms).collect();
+    let safe_ms = safe_v1_retention_ms(&times, margin_ms).ok();
+    match (safe_ms, tiered.iter().max_by_key(|t| t.retention_ms)) {
+        (Some(s), Some(t)) => reasons.insert(
+            0,
+            format!(
+                "tiered topic {} keeps its segments {} ms and the remote log manager may take {margin_ms} ms more to delete one: retention.ms needs at least {s} ms",
+                t.topic, t.retention_ms
+            ),
+        ),
+        (Some(s), None) => reasons.insert(0, format!("no topic is tiered: retention.ms needs at least {s} ms")),
+        (None, _) => reasons.insert(
+            0,
+            "no finite retention of __remote_log_metadata is safe: it would delete metadata of live segments".into(),
+        ),
+    }
+    if requested_ms < 0 {
+        reasons.insert(
+            0,
+            "level 1 needs a finite retention.ms so that null-key records expire".into(),
+        );
+    }
+    Ok(RetentionSafety {
+        safe: requested_ms >= 0 && safe_ms.is_some_and(|s| requested_ms >= s),
+        tiered,
+        margin_ms,
+        safe_ms,
+        reasons,
+    })
+}
+
+/// [`v1_retention_safety`] as a refusal: an `InvalidState` error (`InvalidArgument` for a
+/// negative request) with the reasons, unless the retention is safe or `force` is set.
+pub fn check_v1_retention_configs(
+    requested_ms: i64,
+    topics: &BTreeMap<String, Configs>,
+    brokers: &BTreeMap<String, Configs>,
+    force: bool,
+) -> Result<RetentionSafety> {
+    let v = v1_retention_safety(requested_ms, topics, brokers)?;
+    if v.safe || force {
+        return Ok(v);
+    }
+    let kind = if requested_ms < 0 {
+        ErrorKind::InvalidArgument
+    } else {
+        ErrorKind::InvalidState
+    };
+    Err(Error::field(
+        kind,
+        "retention.ms",
+        format!(
+            "retention.ms={requested_ms} would delete metadata of live remote segments: {}",
+            v.reasons.join("; ")
+        ),
+    ))
+}
+
+/// When the null-key records written now are gone under `segment_ms` and `retention_ms` (the
+/// KIP's "segment.ms + retention.ms": a record waits for its segment to roll, then for the
+/// retention): their sum in ms, `None` when retention is infinite (negative), either is
+/// negative, or the sum overflows. Whole days are a display matter: sum first, round after.
+pub fn expected_deletion_ms(segment_ms: i64, retention_ms: i64) -> Option<i64> {
+    if segment_ms < 0 || retention_ms < 0 {
+        return None;
+    }
+    segment_ms.checked_add(retention_ms)
+}
+
+/// The timing that the level-2 check reads from `__remote_log_metadata`'s raw configs, each
+/// missing one at Kafka's default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CleanupTiming {
+    pub segment_ms: i64,
+    /// -1: infinite.
+    pub retention_ms: i64,
+    pub min_compaction_lag_ms: i64,
+    /// [`expected_deletion_ms`] of the two.
+    pub expected_deletion_ms: Option<i64>,
+}
+
+/// [`CleanupTiming`] of the metadata topic: `segment.ms` (default `log.roll.hours` 168 h),
+/// `retention.ms` ([`effective_retention_ms`]), `min.compaction.lag.ms` (default 0).
+pub fn cleanup_timing(
+    topic: &Configs,
+    brokers: &BTreeMap<String, Configs>,
+) -> Result<CleanupTiming> {
+    let segment_ms = ms_config(topic, "segment.ms")?.unwrap_or(DEFAULT_SEGMENT_MS);
+    let retention_ms = effective_retention_ms(topic, brokers)?;
+    Ok(CleanupTiming {
+        segment_ms,
+        retention_ms,
+        min_compaction_lag_ms: ms_config(topic, "min.compaction.lag.ms")?.unwrap_or(0),
+        expected_deletion_ms: expected_deletion_ms(segment_ms, retention_ms),
+    })
 }
 
 /// Whether the backfill path (rlmeta's extension of the KIP's tool) may move a topic to level 1
@@ -386,6 +637,121 @@ pub fn topic_level_without_policy(partitions: &[PartitionLevel]) -> Result<Optio
     Ok((level >= MetadataLevel::V1).then_some(level))
 }
 
+/// The level a broker writes a metadata partition at, and the level the migration tool reads the
+/// topic at: one rule for both. `finalized` is the cluster's finalized
+/// `remote.log.metadata.version` (`None`: the cluster finalizes none); `partitions` what the host
+/// read of the level records (one partition for the plugin, every partition for the tool);
+/// `cleanup_policy` the topic's policy, `None` when not read (yet, or not permitted).
+/// `Ok(None)` is "unknown": the caller must not write (an unknown level is never 0).
+/// 1. A finalized level decides alone (a Kafka with KIP-1266 keeps the level in the feature).
+/// 2. Otherwise the level records and the policy decide ([`topic_level_with_policy`]); a
+///    partition not read to its end makes the level unknown, and without the policy only a level
+///    record of 1 or more decides ([`topic_level_without_policy`]).
+///
+/// "Supported but not finalized" (the brokers know the feature, nobody finalized it: Kafka's
+/// level 0) is case 2, not an implied 0: on any topic that only Kafka ever managed it gives the
+/// same 0 (no level records, `cleanup.policy=delete`), and where rlmeta already moved the topic
+/// (records or policy at 1 or 2, before the cluster learnt the feature) the level it reached
+/// stands, since a level never goes down ([`MetadataLevel::check_upgrade`]) and level 0's
+/// null-key records would be refused by a compacted topic. The tool then finalizes the feature
+/// from that level.
+pub fn write_level(
+    finalized: Option<i16>,
+    partitions: &[PartitionLevel],
+    cleanup_policy: Option<&str>,
+) -> Result<Option<MetadataLevel>> {
+    if let Some(l) = finalized {
+        return MetadataLevel::from_level(l).map(Some);
+    }
+    if partitions.contains(&PartitionLevel::Unknown) {
+        return Ok(None);
+    }
+    match cleanup_policy {
+        Some(p) => topic_level_with_policy(partitions, p).map(Some),
+        None => topic_level_without_policy(partitions),
+    }
+}
+
+/// How a broker creates `__remote_log_metadata` when it does not exist ([`fresh_topic_plan`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FreshTopicPlan {
+    /// The level the new topic starts at.
+    pub level: MetadataLevel,
+    /// The topic configs to create it with (`name`, `value`).
+    pub configs: Vec<(&'static str, String)>,
+    /// The level record value to write to every partition once created; `None` when the
+    /// finalized feature carries the level.
+    pub level_record: Option<&'static [u8]>,
+}
+
+/// The plan for a fresh `__remote_log_metadata`: a fresh topic holds no null-key record, so it
+/// starts at [`MetadataLevel::LATEST`], unless the cluster finalizes a level (then that level,
+/// which the writes will follow). Its configs are that level's [`MetadataLevel::topic_configs`]
+/// (overrides to remove are simply not set; level 1 with the KIP tool's defaults), plus
+/// `remote.storage.enable=false` (the metadata topic is never tiered) and, at level 0 only,
+/// `retention.ms` = `metadata_topic_retention_ms` (`remote.log.metadata.topic.retention.ms`,
+/// as Kafka's own manager creates its topic; at levels 1 and 2 the level decides retention).
+/// Level records go to every partition where no finalized feature carries the level.
+pub fn fresh_topic_plan(
+    finalized: Option<i16>,
+    metadata_topic_retention_ms: i64,
+) -> Result<FreshTopicPlan> {
+    let level = match finalized {
+        Some(l) => MetadataLevel::from_level(l)?,
+        None => MetadataLevel::LATEST,
+    };
+    let mut configs: Vec<(&'static str, String)> = level
+        .topic_configs(DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS)
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect();
+    if level == MetadataLevel::V0 {
+        configs.push(("retention.ms", metadata_topic_retention_ms.to_string()));
+    }
+    configs.push(("remote.storage.enable", "false".into()));
+    Ok(FreshTopicPlan {
+        level,
+        configs,
+        level_record: finalized.is_none().then(|| level_record_value(level)),
+    })
+}
+
+/// What a move of the topic to a level writes ([`level_move`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LevelMove {
+    /// Finalize the feature at this level (the cluster's brokers support it).
+    Finalize(MetadataLevel),
+    /// Write the level record to these metadata partitions (by index; the others have it).
+    Records(Vec<usize>),
+    /// Nothing: the level is already reached where the cluster keeps it.
+    Done,
+}
+
+/// Where a move to `target` sets the level: the finalized feature where the cluster's brokers
+/// support it (`feature_supported`; finalizing it makes [`write_level`] follow it), else the
+/// level record in every partition lacking one of `target` or more ([`partitions_missing_level`]).
+/// Each step is skipped when done, so an interrupted move resumes.
+pub fn level_move(
+    feature_supported: bool,
+    finalized: Option<i16>,
+    partitions: &[PartitionLevel],
+    target: MetadataLevel,
+) -> Result<LevelMove> {
+    if feature_supported {
+        let current = finalized.map(MetadataLevel::from_level).transpose()?;
+        return Ok(match current {
+            Some(l) if l >= target => LevelMove::Done,
+            _ => LevelMove::Finalize(target),
+        });
+    }
+    let missing = partitions_missing_level(partitions, target);
+    Ok(if missing.is_empty() {
+        LevelMove::Done
+    } else {
+        LevelMove::Records(missing)
+    })
+}
+
 /// The metadata partitions that still need the level record of `target` (a move interrupted
 /// part-way resumes by writing only these).
 pub fn partitions_missing_level(
@@ -456,7 +822,6 @@ mod tests {
             MetadataLevel::from_level(3).err().map(|e| e.kind()),
             Some(ErrorKind::InvalidArgument)
         );
-        assert_eq!(MetadataLevel::from_finalized(None).ok(), Some(V0));
         assert!(V0.check_upgrade(V1, false).is_ok());
         assert!(V1.check_upgrade(V2, false).is_ok());
         assert!(V2.check_upgrade(V2, false).is_ok());
@@ -592,5 +957,258 @@ mod tests {
             check_backfill_v1("bogus", -1).unwrap_err().kind(),
             ErrorKind::InvalidArgument
         );
+    }
+
+    fn configs(pairs: &[(&str, &str)]) -> Configs {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn named(list: &[(&str, Configs)]) -> BTreeMap<String, Configs> {
+        list.iter()
+            .map(|(n, c)| (n.to_string(), c.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn write_level_finalized_wins_else_records_and_policy() {
+        use PartitionLevel::*;
+        // a finalized feature decides alone, whatever the records say
+        assert_eq!(
+            write_level(Some(1), &[Read(Some(V2))], None).ok(),
+            Some(Some(V1))
+        );
+        assert_eq!(
+            write_level(Some(0), &[Unknown], Some("compact")).ok(),
+            Some(Some(V0))
+        );
+        assert_eq!(
+            write_level(Some(3), &[], None).err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidArgument)
+        );
+        // none finalized (stock 4.4.0, or supported but not finalized): records and policy
+        assert_eq!(
+            write_level(None, &[Read(None)], Some("delete")).ok(),
+            Some(Some(V0))
+        );
+        assert_eq!(
+            write_level(None, &[Read(None)], Some("compact,delete")).ok(),
+            Some(Some(V1))
+        );
+        assert_eq!(
+            write_level(None, &[Read(Some(V2))], Some("compact")).ok(),
+            Some(Some(V2))
+        );
+        // supported-not-finalized on a topic rlmeta moved to 2: stays 2, never an implied 0
+        assert_eq!(
+            write_level(None, &[Read(Some(V2)), Read(Some(V2))], Some("compact")).ok(),
+            Some(Some(V2))
+        );
+        // unknown: an unread partition, or no policy and no record of 1+
+        assert_eq!(
+            write_level(None, &[Read(Some(V2)), Unknown], Some("compact")).ok(),
+            Some(None)
+        );
+        assert_eq!(write_level(None, &[Read(None)], None).ok(), Some(None));
+        assert_eq!(
+            write_level(None, &[Read(Some(V1))], None).ok(),
+            Some(Some(V1))
+        );
+        assert_eq!(
+            write_level(None, &[Read(None)], Some("retain"))
+                .err()
+                .map(|e| e.kind()),
+            Some(ErrorKind::InvalidArgument)
+        );
+    }
+
+    #[test]
+    fn fresh_topic_plan_follows_the_level_configs() {
+        let p = fresh_topic_plan(None, -1).unwrap();
+        assert_eq!(p.level, V2);
+        assert_eq!(
+            p.configs,
+            vec![
+                ("cleanup.policy", "compact".into()),
+                ("remote.storage.enable", "false".into())
+            ]
+        );
+        assert!(!p.configs.iter().any(|(k, _)| *k == "retention.ms"));
+        assert_eq!(p.level_record, Some(&b"2"[..]));
+        let p0 = fresh_topic_plan(Some(0), -1).unwrap();
+        assert_eq!(p0.level, V0);
+        assert!(p0.configs.contains(&("cleanup.policy", "delete".into())));
+        assert!(p0.configs.contains(&("retention.ms", "-1".into())));
+        assert_eq!(p0.level_record, None);
+        let p1 = fresh_topic_plan(Some(1), -1).unwrap();
+        assert!(p1.configs.contains(&("retention.ms", "1209600000".into())));
+        assert!(fresh_topic_plan(Some(7), -1).is_err());
+    }
+
+    #[test]
+    fn retention_safety_uses_kafkas_defaults() {
+        let day = 86_400_000;
+        let tiered = |r: &str| configs(&[("remote.storage.enable", "true"), ("retention.ms", r)]);
+        // no broker described: task interval 30 s (RemoteLogManagerConfig
+        // DEFAULT_REMOTE_LOG_MANAGER_TASK_INTERVAL_MS), so 30 days exactly is not enough
+        let topics = named(&[
+            ("a", tiered(&(30 * day).to_string())),
+            ("b", configs(&[("retention.ms", "-1")])), // not tiered
+            (METADATA_TOPIC, tiered("-1")),            // the metadata topic itself
+        ]);
+        let none = BTreeMap::new();
+        let v = v1_retention_safety(30 * day, &topics, &none).unwrap();
+        assert_eq!(
+            (v.margin_ms, v.safe_ms, v.safe),
+            (30_000, Some(30 * day + 30_000), false)
+        );
+        assert_eq!(v.tiered.len(), 1);
+        assert!(
+            v.reasons[0].contains("topic a keeps its segments 2592000000 ms"),
+            "{:?}",
+            v.reasons
+        );
+        assert!(
+            v.reasons[0].contains("needs at least 2592030000 ms"),
+            "{:?}",
+            v.reasons
+        );
+        assert!(
+            v1_retention_safety(30 * day + 30_000, &topics, &none)
+                .unwrap()
+                .safe
+        );
+        // a broker that leaves the interval unset is at the default; the longest one counts
+        let brokers = named(&[
+            ("1", configs(&[])),
+            (
+                "2",
+                configs(&[("remote.log.manager.task.interval.ms", "60000")]),
+            ),
+        ]);
+        assert_eq!(
+            v1_retention_safety(0, &topics, &brokers).unwrap().margin_ms,
+            60_000
+        );
+        // without retention.ms: log.retention.ms, then .minutes, then .hours (default 168 h,
+        // ServerLogConfigs LOG_RETENTION_HOURS_DEFAULT)
+        let bare = named(&[("t", configs(&[("remote.storage.enable", "TRUE")]))]);
+        let s = |b: &BTreeMap<String, Configs>| v1_retention_safety(0, &bare, b).unwrap().safe_ms;
+        assert_eq!(s(&none), Some(7 * day + 30_000));
+        assert_eq!(
+            s(&named(&[("1", configs(&[("log.retention.hours", "24")]))])),
+            Some(day + 30_000)
+        );
+        assert_eq!(
+            s(&named(&[(
+                "1",
+                configs(&[
+                    ("log.retention.minutes", "60"),
+                    ("log.retention.hours", "24")
+                ])
+            )])),
+            Some(3_600_000 + 30_000)
+        );
+        assert_eq!(
+            s(&named(&[(
+                "1",
+                configs(&[
+                    ("log.retention.ms", "1000"),
+                    ("log.retention.minutes", "60")
+                ])
+            )])),
+            Some(1000 + 30_000)
+        );
+        assert_eq!(
+            s(&named(&[("1", configs(&[("log.retention.ms", "-1")]))])),
+            None
+        );
+        // retention.bytes bounds size, not age: infinite time retention stays unsafe, named
+        let by_size = named(&[(
+            "s",
+            configs(&[
+                ("remote.storage.enable", "true"),
+                ("retention.ms", "-1"),
+                ("retention.bytes", "1073741824"),
+            ]),
+        )]);
+        let v = v1_retention_safety(365 * day, &by_size, &none).unwrap();
+        assert!(!v.safe && v.safe_ms.is_none());
+        assert!(
+            v.reasons
+                .iter()
+                .any(|r| r.contains("retention.bytes=1073741824")),
+            "{:?}",
+            v.reasons
+        );
+        let e = check_v1_retention_configs(365 * day, &by_size, &none, false).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidState);
+        assert!(check_v1_retention_configs(365 * day, &by_size, &none, true).is_ok());
+        assert_eq!(
+            check_v1_retention_configs(-1, &topics, &none, false)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::InvalidArgument
+        );
+        let bad = named(&[(
+            "x",
+            configs(&[("remote.storage.enable", "true"), ("retention.ms", "soon")]),
+        )]);
+        assert_eq!(
+            v1_retention_safety(0, &bad, &none).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn cleanup_estimate_sums_before_rounding_and_knows_infinity() {
+        let half_day = 43_200_000;
+        assert_eq!(expected_deletion_ms(half_day, half_day), Some(86_400_000));
+        assert_eq!(expected_deletion_ms(half_day, -1), None);
+        assert_eq!(expected_deletion_ms(i64::MAX, 1), None);
+        let none = BTreeMap::new();
+        let t = cleanup_timing(
+            &configs(&[("retention.ms", "1209600000"), ("segment.ms", "86400000")]),
+            &none,
+        )
+        .unwrap();
+        assert_eq!(t.expected_deletion_ms, Some(1_296_000_000));
+        assert_eq!(t.min_compaction_lag_ms, 0);
+        let d = cleanup_timing(&configs(&[]), &none).unwrap();
+        assert_eq!(
+            (d.segment_ms, d.retention_ms),
+            (DEFAULT_SEGMENT_MS, DEFAULT_LOG_RETENTION_MS)
+        );
+        let inf = cleanup_timing(&configs(&[("retention.ms", "-1")]), &none).unwrap();
+        assert_eq!((inf.retention_ms, inf.expected_deletion_ms), (-1, None));
+    }
+
+    #[test]
+    fn a_move_finalizes_where_supported_else_writes_missing_records() {
+        use PartitionLevel::*;
+        let parts = [Read(Some(V1)), Read(None), Read(Some(V2))];
+        assert_eq!(
+            level_move(true, None, &parts, V1).ok(),
+            Some(LevelMove::Finalize(V1))
+        );
+        assert_eq!(
+            level_move(true, Some(1), &parts, V1).ok(),
+            Some(LevelMove::Done)
+        );
+        assert_eq!(
+            level_move(true, Some(1), &parts, V2).ok(),
+            Some(LevelMove::Finalize(V2))
+        );
+        assert_eq!(
+            level_move(false, None, &parts, V1).ok(),
+            Some(LevelMove::Records(vec![1]))
+        );
+        assert_eq!(
+            level_move(false, None, &parts[2..], V2).ok(),
+            Some(LevelMove::Done)
+        );
+        assert!(level_move(true, Some(9), &parts, V2).is_err());
     }
 }

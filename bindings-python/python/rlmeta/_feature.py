@@ -1,8 +1,8 @@
 """The feature ``remote.log.metadata.version`` (KIP-1266 levels 0, 1, 2) over the core's ``feature``.
 
 Owns: the IntEnum and dataclasses. Never: a rule; the configs of each level, legal moves, the
-level record, the readiness verdict and cleanup estimate, the keyed-records verification before
-level 2, the safe level-1 retention and which
+level record, the write level and the fresh-topic plan, the readiness verdict and cleanup estimate,
+the keyed-records verification before level 2, the safe level-1 retention (from raw configs) and which
 managers are KIP-1266-capable are the core's.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
 from ._model import SegmentState, TopicIdPartition
@@ -33,6 +33,15 @@ __all__ = [
     "parse_level_record",
     "topic_level",
     "topic_level_with_policy",
+    "write_level",
+    "level_move",
+    "FreshTopicPlan",
+    "fresh_topic_plan",
+    "RetentionSafety",
+    "check_v1_retention_configs",
+    "CleanupTiming",
+    "cleanup_timing",
+    "expected_deletion_ms",
     "partitions_missing_level",
     "UnheldSegment",
     "KeyedVerdict",
@@ -140,6 +149,87 @@ def topic_level_with_policy(partitions: Sequence[PartitionLevel], cleanup_policy
     """The topic's level from its level records and its ``cleanup.policy`` (level 1's retention
     expires the level records themselves, so ``compact,delete`` alone means level 1)."""
     return MetadataLevel(_native.topic_level_with_policy(_levels(partitions), cleanup_policy))
+
+
+def write_level(
+    finalized: Optional[int], partitions: Sequence[PartitionLevel], cleanup_policy: Optional[str]
+) -> Optional[MetadataLevel]:
+    """The level the broker plugin writes at and the tool reads (the core's one rule; None:
+    unknown): a finalized level decides alone; else the level records and ``cleanup.policy``
+    (a feature the brokers support but nobody finalized is "none finalized")."""
+    level = _native.write_level(finalized, _levels(partitions), cleanup_policy)
+    return None if level is None else MetadataLevel(level)
+
+
+def level_move(
+    feature_supported: bool, finalized: Optional[int], partitions: Sequence[PartitionLevel], target: int
+) -> Tuple[Optional[MetadataLevel], List[int]]:
+    """Where a move to ``target`` sets the level (the core's rule): the level to finalize the
+    feature at where the brokers support it, else the partitions (by index) that need the level
+    record; ``(None, [])`` when done."""
+    finalize, records = _native.level_move(feature_supported, finalized, _levels(partitions), int(target))
+    return (None if finalize is None else MetadataLevel(finalize)), list(records)
+
+
+@dataclass(frozen=True)
+class FreshTopicPlan:
+    """How a missing ``__remote_log_metadata`` is created (the plugin's plan, from the core)."""
+
+    level: MetadataLevel
+    configs: Dict[str, str]
+    #: The level record value every partition gets; None when the finalized feature carries it.
+    level_record: Optional[bytes]
+
+
+def fresh_topic_plan(finalized: Optional[int], metadata_topic_retention_ms: int = -1) -> FreshTopicPlan:
+    level, configs, record = _native.fresh_topic_plan(finalized, metadata_topic_retention_ms)
+    return FreshTopicPlan(MetadataLevel(level), dict(configs), record)
+
+
+@dataclass(frozen=True)
+class RetentionSafety:
+    """The core's verdict on a level-1 ``retention.ms`` from raw topic and broker configs."""
+
+    safe: bool
+    #: The smallest safe retention; None when no finite one is.
+    safe_ms: Optional[int]
+    #: The longest ``remote.log.manager.task.interval.ms`` (Kafka's default 30 s).
+    margin_ms: int
+    #: Each tiered topic and its effective retention (-1: infinite).
+    tiered: Dict[str, int]
+    reasons: List[str]
+
+
+ConfigMaps = Mapping[str, Mapping[str, Optional[str]]]
+
+
+def check_v1_retention_configs(requested_ms: int, topics: ConfigMaps, brokers: ConfigMaps, force: bool = False) -> RetentionSafety:
+    """Raises (InvalidStateError with the reasons) for an unsafe level-1 retention unless ``force``."""
+    safe, safe_ms, margin, tiered, reasons = _native.check_v1_retention_configs(
+        requested_ms, {k: dict(v) for k, v in topics.items()}, {str(k): dict(v) for k, v in brokers.items()}, force
+    )
+    return RetentionSafety(safe, safe_ms, margin, dict(tiered), list(reasons))
+
+
+@dataclass(frozen=True)
+class CleanupTiming:
+    """``__remote_log_metadata``'s timing for the level-2 check, Kafka's defaults filled in."""
+
+    segment_ms: int
+    #: -1: infinite.
+    retention_ms: int
+    min_compaction_lag_ms: int
+    #: segment.ms + retention.ms; None when retention is infinite.
+    expected_deletion_ms: Optional[int]
+
+
+def cleanup_timing(topic: Mapping[str, Optional[str]], brokers: ConfigMaps) -> CleanupTiming:
+    return CleanupTiming(*_native.cleanup_timing(dict(topic), {str(k): dict(v) for k, v in brokers.items()}))
+
+
+def expected_deletion_ms(segment_ms: int, retention_ms: int) -> Optional[int]:
+    """segment.ms + retention.ms (summed before any rounding); None when retention is infinite."""
+    return _native.expected_deletion_ms(segment_ms, retention_ms)
 
 
 def partitions_missing_level(partitions: Sequence[PartitionLevel], target: int) -> List[int]:

@@ -58,14 +58,17 @@ from ._feature import (
     MetadataLevel,
     PartitionLevel,
     check_backfill_v1,
-    check_v1_retention,
+    check_v1_retention_configs,
+    cleanup_timing,
+    expected_deletion_ms,
     kip1266_capable_managers,
+    level_move,
     level_record,
     manager_is_kip1266_capable,
-    partitions_missing_level,
+    parse_level_record,
     readiness,
-    topic_level_with_policy,
     verify_keyed,
+    write_level,
 )
 from ._kafka import METADATA_TOPIC, Cluster
 from ._security import AccessDenied, AuthenticationFailed, CommandConfigError
@@ -220,9 +223,13 @@ class TopicState:
         return [PartitionLevel(s.read_to_end, s.level) for _, s in sorted(self.partitions.items())]
 
     def level(self) -> MetadataLevel:
-        if self.feature_supported:
-            return MetadataLevel(self.finalized_level or 0)
-        return topic_level_with_policy(self.partition_levels(), self.configs.get("cleanup.policy", "delete"))
+        """The core's write level, the rule the broker plugin writes with (a feature the brokers
+        support but nobody finalized is "none finalized": the level records and policy decide)."""
+        level = write_level(self.finalized_level, self.partition_levels(), self.configs.get("cleanup.policy"))
+        if level is None:
+            raise Failure(f"The level of {METADATA_TOPIC} is unknown: a partition is not read to its end, or its "
+                          "cleanup.policy could not be read.")
+        return level
 
 
 def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool, keep_records: bool = False) -> TopicState:
@@ -252,9 +259,9 @@ def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool, keep_re
             if report_null_keys:
                 out(f"⚠️  Found undecodable value at partition={r.partition}, offset={r.offset}: {applied.detail}")
         elif applied.skip is SkipKind.LEVEL_RECORD:
-            if applied.error_code is None and applied.detail is not None:
-                s.level, s.invalid_level = MetadataLevel(int(applied.detail)), None
-            else:
+            try:
+                s.level, s.invalid_level = parse_level_record(r.key, r.value), None
+            except _native.RlmetaError:
                 s.invalid_level = applied.detail
     for p, done in reader.read_to_end.items():
         scans[p].read_to_end = done
@@ -278,14 +285,14 @@ def require_read(state: TopicState, timeout_ms: int) -> None:
 
 
 def set_level(cluster: Cluster, state: TopicState, target: MetadataLevel, actions: Actions) -> None:
-    """The feature where the cluster has it, else a level record in every partition lacking one."""
-    if state.feature_supported:
-        if (state.finalized_level or 0) < int(target):
-            cluster.update_feature(FEATURE_NAME, int(target))
-            actions.did()
-        return
+    """The feature where the cluster has it, else a level record in every partition lacking one
+    (the core's ``level_move``)."""
+    finalize, missing = level_move(state.feature_supported, state.finalized_level, state.partition_levels(), target)
+    if finalize is not None:
+        cluster.update_feature(FEATURE_NAME, int(finalize))
+        actions.did()
     key, value = level_record(target)
-    for p in partitions_missing_level(state.partition_levels(), target):
+    for p in missing:
         partition = sorted(state.partitions)[p]
         cluster.produce(METADATA_TOPIC, partition, key, value)
         actions.did()
@@ -313,13 +320,13 @@ def check_managers(cluster: Cluster) -> None:
 
 
 def check_retention(cluster: Cluster, retention_ms: int, force: bool) -> None:
+    """The core's verdict from the raw configs of every topic and broker (Kafka's defaults for
+    what they leave unset: which topics are tiered, their retention, the task-interval margin)."""
     topics = [t for t in cluster.topics() if t != METADATA_TOPIC]
     configs = cluster.topic_configs(topics) if topics else {}
-    tiered = [int(c.get("retention.ms", "-1")) for c in configs.values() if c.get("remote.storage.enable") == "true"]
     brokers = cluster.broker_configs(cluster.brokers())
-    margin = max([int(c.get("remote.log.manager.task.interval.ms") or 0) for c in brokers.values()] or [0])
     try:
-        check_v1_retention(retention_ms, tiered, margin, force)
+        check_v1_retention_configs(retention_ms, configs, brokers, force)
     except _native.RlmetaError as e:
         raise Failure(f"Refusing --retention-ms {retention_ms}: {e.message}. Use --force to override.") from e
 
@@ -356,13 +363,14 @@ def upgrade_to_v1(cluster: Cluster, args: argparse.Namespace, actions: Actions) 
     out()
     out("✅ Upgrade to version 1 completed successfully!")
     out()
-    total = days(s) + days(r)
+    wait = expected_deletion_ms(s, r)
+    total = "never (retention.ms is infinite)" if wait is None else f"{days(wait)} days"
     for line in [
         "==================== NEXT STEPS ====================",
         "",
         "CRITICAL: You must wait for old messages to be fully deleted before proceeding to version 2.",
         "",
-        f"Expected deletion time: segment.ms + retention.ms = {days(s)} + {days(r)} = {total} days",
+        f"Expected deletion time: segment.ms + retention.ms = {days(s)} + {days(r)} = {total}",
         "",
         "Why this waiting period is necessary:",
         "1. Messages deletion happens in two phases:",
@@ -379,7 +387,7 @@ def upgrade_to_v1(cluster: Cluster, args: argparse.Namespace, actions: Actions) 
         f"   - The log cleaner will NOT compact the topic yet (prevented by min.compaction.lag.ms={r}ms)",
         "   - This ensures null-key messages are deleted via retention, NOT via compaction",
         "",
-        f"3. After waiting {total} days, run validation and upgrade to version 2:",
+        f"3. After waiting {total}, run validation and upgrade to version 2:",
         f"   {PROG} --bootstrap-server {args.bootstrap_server} --check --auto-upgrade",
         "",
         "4. The validation check will:",
@@ -400,7 +408,8 @@ def check(cluster: Cluster, args: argparse.Namespace, actions: Actions) -> int:
     cfg = cluster.topic_configs([METADATA_TOPIC]).get(METADATA_TOPIC)
     if cfg is None:
         raise Failure(f"Topic {METADATA_TOPIC} does not exist: there is nothing to migrate.")
-    retention, lag, segment = int(cfg.get("retention.ms", "-1")), int(cfg.get("min.compaction.lag.ms", "0")), int(cfg.get("segment.ms", "0"))
+    timing = cleanup_timing(cfg, {})  # described topic configs carry the broker defaults already
+    retention, lag, segment = timing.retention_ms, timing.min_compaction_lag_ms, timing.segment_ms
     for line in [
         "========== IMPORTANT REMINDER ==========",
         "",
@@ -458,8 +467,8 @@ def check(cluster: Cluster, args: argparse.Namespace, actions: Actions) -> int:
         out("Topic configuration:")
         out(f"  - segment.ms: {segment}ms ({days(segment)} days)")
         out(f"  - retention.ms: {retention}ms ({days(retention)} days)")
-        if retention >= 0:
-            out(f"  - Total wait time for deletion: {segment + retention}ms ({days(segment + retention)} days)")
+        if timing.expected_deletion_ms is not None:
+            out(f"  - Total wait time for deletion: {timing.expected_deletion_ms}ms ({days(timing.expected_deletion_ms)} days)")
         out()
         out("💡 SUGGESTION:")
         out()
@@ -568,7 +577,7 @@ def upgrade_to_v1_backfill(cluster: Cluster, state: TopicState, args: argparse.N
     current = state.level()
     current.check_upgrade(MetadataLevel.V1)
     policy = state.configs.get("cleanup.policy", "delete")
-    retention = int(state.configs.get("retention.ms", "-1"))
+    retention = cleanup_timing(state.configs, {}).retention_ms
     check_backfill_v1(policy, retention)
     check_managers(cluster)
     out(f"Keeping the {METADATA_TOPIC} topic configuration: cleanup.policy={policy}, retention.ms={retention} "

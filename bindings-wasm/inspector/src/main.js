@@ -7,7 +7,7 @@ import './style.css';
 import wasmUrl from 'rlmeta-pkg/rlmeta_wasm_bg.wasm?url';
 import DecodeWorker from './worker.js?worker&inline';
 import { FLAG, KIND, KIND_NAMES, MARK, PARTITION_DELETE_STATES, SEGMENT_STATES } from 'rlmeta-pkg/files.mjs';
-import { COMPACTION_HORIZON_MS, LEVEL_PRESETS } from 'rlmeta-pkg/tables.mjs';
+import { COMPACTION_HORIZON_MS, DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS, LEVEL_PRESETS } from 'rlmeta-pkg/tables.mjs';
 import { RowWindow } from './rows.js';
 
 const $ = (id) => document.getElementById(id);
@@ -410,7 +410,7 @@ function showMigration(s, n, r) {
     ['null-key records', String(n.nullKeyRecords), 'nullKeyRecords'],
     ['newest null-key record', n.lastNullKeyTimestamp === null ? 'none' : `${iso(n.lastNullKeyTimestamp)} UTC`, 'lastNullKeyTimestamp'],
     ['records a pre-KIP-1266 broker cannot consume (its metadata consumer thread stops)', String(s.fatalToOldBrokers), 'fatalToOldBrokers'],
-    ['level 2 (cleanup.policy=compact)', r.ready ? 'ready: no null-key record remains' : `not yet: ${r.nullKeyRecords} null-key records remain${r.estimatedCleanupMs ? `; under level 1 (segment.ms 1 d, retention.ms 14 d) they are gone by ${iso(r.estimatedCleanupMs)} UTC` : ''}`, 'level2'],
+    ['level 2 (cleanup.policy=compact)', r.ready ? 'ready: no null-key record remains' : `not yet: ${r.nullKeyRecords} null-key records remain${r.estimatedCleanupMs ? `; under level 1 (segment.ms ${DEFAULT_V1_SEGMENT_MS / DAY} d, retention.ms ${DEFAULT_V1_RETENTION_MS / DAY} d) they are gone by ${iso(r.estimatedCleanupMs)} UTC` : ''}`, 'level2'],
   ];
   const dl = el('dl');
   for (const [k, v, key] of lines) dl.append(el('dt', { text: k }), el('dd', { 'data-key': key, text: v }));

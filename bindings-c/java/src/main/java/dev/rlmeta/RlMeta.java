@@ -44,15 +44,28 @@ public final class RlMeta {
     public static native int metadataPartition(String topicId, int partition, int numPartitions);
 
     /**
-     * The level (0, 1 or 2) of a metadata partition read to its end, on a cluster without the
-     * finalized feature: the higher of its level record's ({@code recordLevel} 0..2, or -1 when it
-     * holds none) and the level the topic's {@code cleanup.policy} implies ({@code delete}: 0,
-     * {@code compact,delete} or {@code compact}: at least 1), since level 1's retention expires the
-     * level records. An unknown policy or level throws {@link RlMetaException.InvalidArgument}.
-     * A null {@code cleanupPolicy} (not known: reading topic configs may not be permitted) gives
-     * the level where no policy could raise it (a level record of 1 or 2), else -1 (unknown).
+     * The level (0, 1 or 2) writes to one metadata partition use, or -1 while it is unknown (core
+     * {@code feature::write_level}, the rule the migration tool reads the topic's level with):
+     * {@code finalized} is the cluster's finalized {@code remote.log.metadata.version} (-1: none
+     * finalized, whether or not the brokers support it); {@code recordLevel} the partition's last
+     * level record (-1: read to its end without one, -2: not read to its end);
+     * {@code cleanupPolicy} the topic's policy, null when not read. A bad level or policy throws
+     * {@link RlMetaException.InvalidArgument}.
      */
-    public static native int partitionLevelWithPolicy(int recordLevel, String cleanupPolicy);
+    public static native int writeLevel(int finalized, int recordLevel, String cleanupPolicy);
+
+    /**
+     * The configs to create a missing {@code __remote_log_metadata} with, as {@code [name, value,
+     * ...]} (core {@code feature::fresh_topic_plan}): its level's configs for {@code finalized}
+     * (-1: none finalized, the newest level), {@code retention.ms} only at level 0.
+     */
+    public static native String[] freshTopicConfigs(int finalized, long metadataTopicRetentionMs);
+
+    /**
+     * The level record value to write to every partition of a topic just created (core
+     * {@code feature::fresh_topic_plan}), or null when the finalized feature carries the level.
+     */
+    public static native byte[] freshTopicLevelRecord(int finalized);
 
     /**
      * The error code of the kind of fault a Kafka exception text names, or 0 when it names none

@@ -141,24 +141,47 @@ class RlMetaTest {
     }
 
     @Test
-    void partitionLevelTakesTheHigherOfRecordAndPolicy() {
-        assertEquals(0, RlMeta.partitionLevelWithPolicy(-1, "delete"));
+    void writeLevelTakesTheHigherOfRecordAndPolicy() {
+        assertEquals(0, RlMeta.writeLevel(-1, -1, "delete"));
         // the policy not known (reading topic configs not permitted): only a level record of 1+ decides
-        assertEquals(2, RlMeta.partitionLevelWithPolicy(2, null));
-        assertEquals(1, RlMeta.partitionLevelWithPolicy(1, null));
-        assertEquals(-1, RlMeta.partitionLevelWithPolicy(0, null));
-        assertEquals(-1, RlMeta.partitionLevelWithPolicy(-1, null));
-        assertEquals(1, RlMeta.partitionLevelWithPolicy(-1, "compact,delete"));
-        assertEquals(1, RlMeta.partitionLevelWithPolicy(-1, "delete, compact"));
-        assertEquals(1, RlMeta.partitionLevelWithPolicy(-1, "compact"));
-        assertEquals(1, RlMeta.partitionLevelWithPolicy(0, "compact,delete"));
-        assertEquals(1, RlMeta.partitionLevelWithPolicy(1, "delete"));
-        assertEquals(2, RlMeta.partitionLevelWithPolicy(2, "compact,delete"));
-        assertEquals(2, RlMeta.partitionLevelWithPolicy(2, "compact"));
+        assertEquals(2, RlMeta.writeLevel(-1, 2, null));
+        assertEquals(1, RlMeta.writeLevel(-1, 1, null));
+        assertEquals(-1, RlMeta.writeLevel(-1, 0, null));
+        assertEquals(-1, RlMeta.writeLevel(-1, -1, null));
+        assertEquals(1, RlMeta.writeLevel(-1, -1, "compact,delete"));
+        assertEquals(1, RlMeta.writeLevel(-1, -1, "delete, compact"));
+        assertEquals(1, RlMeta.writeLevel(-1, -1, "compact"));
+        assertEquals(1, RlMeta.writeLevel(-1, 0, "compact,delete"));
+        assertEquals(1, RlMeta.writeLevel(-1, 1, "delete"));
+        assertEquals(2, RlMeta.writeLevel(-1, 2, "compact,delete"));
+        assertEquals(2, RlMeta.writeLevel(-1, 2, "compact"));
         RlMetaException.InvalidArgument p = assertThrows(RlMetaException.InvalidArgument.class,
-                () -> RlMeta.partitionLevelWithPolicy(-1, "retain"));
+                () -> RlMeta.writeLevel(-1, -1, "retain"));
         assertEquals("cleanup.policy", p.getField());
-        assertThrows(RlMetaException.InvalidArgument.class, () -> RlMeta.partitionLevelWithPolicy(3, "compact"));
-        assertThrows(RlMetaException.InvalidArgument.class, () -> RlMeta.partitionLevelWithPolicy(-2, "delete"));
+        assertThrows(RlMetaException.InvalidArgument.class, () -> RlMeta.writeLevel(-1, 3, "compact"));
+        assertThrows(RlMetaException.InvalidArgument.class, () -> RlMeta.writeLevel(-1, -3, "delete"));
+        assertThrows(RlMetaException.InvalidArgument.class, () -> RlMeta.writeLevel(5, -1, "delete"));
+    }
+
+    @Test
+    void writeLevelFinalizedWinsAndUnreadIsUnknown() {
+        assertEquals(1, RlMeta.writeLevel(1, 2, "compact"));
+        assertEquals(0, RlMeta.writeLevel(0, -2, null));
+        assertEquals(-1, RlMeta.writeLevel(-1, -2, "compact"));
+        // supported but not finalized is "none finalized": a topic already at 2 stays at 2 (the
+        // migration tool's own rule said 0 here; it now asks the same core function)
+        assertEquals(2, RlMeta.writeLevel(-1, 2, "compact"));
+    }
+
+    @Test
+    void freshTopicPlanFollowsTheLevelConfigs() {
+        assertArrayEquals(new String[] {"cleanup.policy", "compact", "remote.storage.enable", "false"},
+                RlMeta.freshTopicConfigs(-1, -1L));
+        assertArrayEquals(new byte[] {'2'}, RlMeta.freshTopicLevelRecord(-1));
+        String[] v0 = RlMeta.freshTopicConfigs(0, 604800000L);
+        assertEquals(java.util.List.of("cleanup.policy", "delete", "retention.ms", "604800000", "remote.storage.enable",
+                "false"), java.util.List.of(v0));
+        assertNull(RlMeta.freshTopicLevelRecord(0));
+        assertThrows(RlMetaException.InvalidArgument.class, () -> RlMeta.freshTopicConfigs(9, -1L));
     }
 }

@@ -3,6 +3,7 @@ package dev.rlmeta.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.Uuid;
@@ -165,6 +167,9 @@ class PluginApiTest {
         Config cfg = admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, META))).all()
                 .get().values().iterator().next();
         assertEquals("compact", cfg.get("cleanup.policy").value());
+        // core's fresh-topic plan: level 2 sets no retention.ms (the plugin used to set one)
+        assertNotEquals(ConfigEntry.ConfigSource.DYNAMIC_TOPIC_CONFIG, cfg.get("retention.ms").source(),
+                "a fresh level-2 topic has no retention.ms override");
         List<ConsumerRecord<byte[], byte[]>> all = Tiered.readAll(cluster.bootstrap(), META, Duration.ofSeconds(30));
         Map<Integer, String> levels = new HashMap<>();
         for (ConsumerRecord<byte[], byte[]> r : all) {

@@ -257,24 +257,16 @@ final class MetadataConsumer implements Runnable {
     boolean initialized(int metadataPartition) { return initialized.get(metadataPartition) == 1; }
 
     /**
-     * The level writes use: the cluster's finalized remote.log.metadata.version where it has one
-     * (a Kafka with KIP-1266; it wins), else the higher of the partition's level record (none: 0)
-     * and the level the topic's cleanup.policy implies; unknown until both are read.
+     * The level writes to a metadata partition use, or UNKNOWN_LEVEL: the core's rule
+     * ({@link RlMeta#writeLevel}, the one the migration tool reads the level with) over what this
+     * consumer read: the finalized feature, the partition's level record, the topic's cleanup.policy.
      */
     synchronized int level(int metadataPartition) {
-        if (finalizedLevel >= 0) {
-            return finalizedLevel;
-        }
         int mp = metadataPartition;
-        if (levels[mp] == UNKNOWN_LEVEL) {
-            return UNKNOWN_LEVEL; // not read to its end: never 0
-        }
+        int record = levels[mp] == UNKNOWN_LEVEL ? -2 : levelRecordSeen[mp] ? levels[mp] : -1;
         int level;
         try {
-            // the core's rule: the higher of the level record's and the one cleanup.policy implies
-            // (level 1's retention expires the level records themselves); with the policy not read
-            // (yet, or not permitted) only a level record of 1 or 2 decides, else unknown (never 0)
-            level = RlMeta.partitionLevelWithPolicy(levelRecordSeen[mp] ? levels[mp] : -1, cleanupPolicy);
+            level = RlMeta.writeLevel(finalizedLevel, record, cleanupPolicy);
         } catch (RlMetaException e) {
             log.warn("rlmeta: {}-{}: level unknown: {}", topic, mp, e.getMessage());
             return UNKNOWN_LEVEL;

@@ -89,7 +89,6 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     static final long DEFAULT_POLICY_REFRESH_MS = 60_000;
     /** The level record (core/src/feature.rs, docs/FEATURE-LEVEL.md). */
     static final byte[] LEVEL_RECORD_KEY = "remote.log.metadata.version".getBytes(StandardCharsets.US_ASCII);
-    static final int FRESH_TOPIC_LEVEL = 2;
     static final String FEATURE = "remote.log.metadata.version";
     private static final Duration CLIENT_WAIT = Duration.ofSeconds(30);
     /** The core's "epoch not known" (Kafka's NO_PARTITION_LEADER_EPOCH). */
@@ -236,7 +235,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         boolean pastDeadline = false;
         int attempt = 0;
         int failures = 0;
-        boolean levelRecordsDue = false; // this broker created the topic and owes it its level records
+        byte[] levelRecordDue = null; // this broker created the topic and owes it this level record (core's plan)
         String resource = "Topic:" + topic;
         while (!closed && !gaveUp) {
             attempt++;
@@ -248,11 +247,13 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                 // the finalized features come with ApiVersions (no ACL); sent with the topic's description
                 KafkaFuture<FeatureMetadata> features = admin.describeFeatures().featureMetadata();
                 KafkaFuture<Map<String, TopicDescription>> described = admin.describeTopics(List.of(topic)).allTopicNames();
-                boolean created = ensureTopic(admin, c, described);
+                byte[] planned = ensureTopic(admin, c, described, features);
                 problems.resolved("describe " + topic);
                 timeline.mark("topic described");
-                levelRecordsDue |= created;
-                if (!levelRecordsDue) {
+                if (planned != null && planned.length > 0) {
+                    levelRecordDue = planned;
+                }
+                if (levelRecordDue == null) {
                     startConsumer(c); // the topic exists: reading needs nothing else, so it starts first
                 }
                 consumer.setFinalizedLevel(step("describe the cluster's finalized features", "DescribeFeatures",
@@ -262,13 +263,14 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                     producer = newProducer(c);
                     timeline.mark("producer created");
                 }
-                if (levelRecordsDue) {
+                if (levelRecordDue != null) {
+                    byte[] value = levelRecordDue;
                     step("write the level records to " + topic, "Write", resource, () -> {
-                        writeLevelRecords(FRESH_TOPIC_LEVEL);
+                        writeLevelRecords(value);
                         return null;
                     });
                     problems.resolved("write the level records to " + topic);
-                    levelRecordsDue = false;
+                    levelRecordDue = null;
                     timeline.mark("level records written");
                 }
                 // the policy matters only to partitions without a level record (a topic the plugin
@@ -436,9 +438,15 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         }
     }
 
-    /** true if this call created the topic. */
-    private boolean ensureTopic(Admin a, TopicBasedRemoteLogMetadataManagerConfig c,
-                                KafkaFuture<Map<String, TopicDescription>> described) throws Exception {
+    /**
+     * Creates the topic if it is missing, with the configs of the core's fresh-topic plan
+     * ({@link RlMeta#freshTopicConfigs}: the finalized level's, else the newest level's); returns the
+     * level record the plan owes every partition (an empty array when the finalized feature carries
+     * the level and nothing is owed), or null when this call created nothing.
+     */
+    private byte[] ensureTopic(Admin a, TopicBasedRemoteLogMetadataManagerConfig c,
+                               KafkaFuture<Map<String, TopicDescription>> described,
+                               KafkaFuture<FeatureMetadata> features) throws Exception {
         TopicDescription d;
         try {
             d = described.get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS).get(topic);
@@ -446,23 +454,28 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             if (!(e.getCause() instanceof UnknownTopicOrPartitionException)) {
                 throw new StepFailure("describe " + topic, "Describe", "Topic:" + topic, e);
             }
+            int finalized = step("describe the cluster's finalized features", "DescribeFeatures", "Cluster",
+                    () -> finalizedFeatureLevel(features));
+            String[] planned = RlMeta.freshTopicConfigs(finalized, c.metadataTopicRetentionMs());
             Map<String, String> topicConfigs = new HashMap<>();
-            topicConfigs.put("cleanup.policy", "compact");
-            topicConfigs.put("retention.ms", Long.toString(c.metadataTopicRetentionMs()));
-            topicConfigs.put("remote.storage.enable", "false");
+            for (int i = 0; i + 1 < planned.length; i += 2) {
+                topicConfigs.put(planned[i], planned[i + 1]);
+            }
             if (topicMinIsr > 0) {
                 topicConfigs.put("min.insync.replicas", Integer.toString(topicMinIsr));
             }
+            byte[] record = RlMeta.freshTopicLevelRecord(finalized);
             try {
                 a.createTopics(List.of(new NewTopic(topic, numPartitions, c.metadataTopicReplicationFactor())
                         .configs(topicConfigs))).all().get(CLIENT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-                log.info("rlmeta RLMM created {} ({} partitions, cleanup.policy=compact); level records {} follow",
-                        topic, numPartitions, FRESH_TOPIC_LEVEL);
+                log.info("rlmeta RLMM created {} ({} partitions, {}); level records {}", topic, numPartitions,
+                        topicConfigs, record == null ? "none: the finalized feature carries the level"
+                                : new String(record, StandardCharsets.US_ASCII) + " follow");
                 problems.resolved("create " + topic);
-                return true;
+                return record == null ? new byte[0] : record;
             } catch (ExecutionException | TimeoutException ce) {
                 if (ce.getCause() instanceof TopicExistsException) {
-                    return false;
+                    return null;
                 }
                 throw new StepFailure("create " + topic, "Create", "Topic:" + topic, ce);
             }
@@ -473,11 +486,13 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             throw new IllegalStateException(topic + " has " + d.partitions().size() + " partitions, "
                     + "remote.log.metadata.topic.num.partitions is " + numPartitions);
         }
-        return false;
+        return null;
     }
 
-    private void writeLevelRecords(int level) throws Exception {
-        byte[] value = Integer.toString(level).getBytes(StandardCharsets.US_ASCII);
+    private void writeLevelRecords(byte[] value) throws Exception {
+        if (value.length == 0) {
+            return; // the finalized feature carries the level
+        }
         KafkaProducer<byte[], byte[]> pr = currentProducer();
         try {
             List<java.util.concurrent.Future<RecordMetadata>> sent = new ArrayList<>();
