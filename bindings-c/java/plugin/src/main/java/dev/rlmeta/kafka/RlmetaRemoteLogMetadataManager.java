@@ -53,6 +53,7 @@ import org.apache.kafka.server.log.remote.storage.RemoteStorageException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.rlmeta.Constants;
 import dev.rlmeta.MetadataStore;
 import dev.rlmeta.PlannedRecords;
 import dev.rlmeta.RlMeta;
@@ -88,11 +89,11 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     public static final String POLICY_REFRESH_MS = "rlmeta.policy.refresh.ms";
     static final long DEFAULT_POLICY_REFRESH_MS = 60_000;
     /** The level record (core/src/feature.rs, docs/FEATURE-LEVEL.md). */
-    static final byte[] LEVEL_RECORD_KEY = "remote.log.metadata.version".getBytes(StandardCharsets.US_ASCII);
-    static final String FEATURE = "remote.log.metadata.version";
+    static final byte[] LEVEL_RECORD_KEY = Constants.LEVEL_RECORD_KEY.getBytes(StandardCharsets.US_ASCII);
+    static final String FEATURE = Constants.FEATURE_NAME;
     private static final Duration CLIENT_WAIT = Duration.ofSeconds(30);
     /** The core's "epoch not known" (Kafka's NO_PARTITION_LEADER_EPOCH). */
-    static final int UNKNOWN_EPOCH = -1;
+    static final int UNKNOWN_EPOCH = Constants.UNKNOWN_EPOCH;
 
     /** Held while the set of held partitions changes, and while the store is replaced (never by lookups). */
     private final Object partitionsLock = new Object();
