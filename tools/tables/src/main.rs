@@ -170,7 +170,7 @@ fn java_constants() -> String {
     let mut s = String::new();
     let _ = writeln!(s, "// {BANNER}\npackage dev.rlmeta;\n");
     s.push_str("/** The core's constants (core/src/feature.rs, core/src/plan.rs). */\npublic final class Constants {\n    private Constants() {}\n\n");
-    let key = std::str::from_utf8(LEVEL_RECORD_KEY).expect("the level record's key is ASCII");
+    let key = String::from_utf8_lossy(LEVEL_RECORD_KEY);
     let rows: [(&str, String, String); 5] = [
         (
             "the KIP-1266 feature's name",
