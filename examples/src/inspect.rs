@@ -1,6 +1,8 @@
-//! `inspect [--json] [FILE...]`: the kafka-dump-log listing of `__remote_log_metadata` segment
-//! files with each record's key, every segment's folded lifecycle, and a summary (records, live
-//! segments, what compaction would keep). Without files it inspects the files of a real Kafka
+//! `inspect [--json] [--summary] [FILE...]`: the kafka-dump-log listing of
+//! `__remote_log_metadata` segment files with each record's key, every segment's folded
+//! lifecycle, and a summary (records, live segments, what compaction would keep); with
+//! `--summary`, the summary alone (no listing, no lifecycles: what a whole partition directory
+//! needs). Without files it inspects the files of a real Kafka
 //! 4.4.0 broker embedded from tests/fixtures (metadata partition 0). All logic is in the core
 //! (`rlmeta::format`, `rlmeta::inspect`); this program reads files and prints.
 
@@ -20,6 +22,7 @@ const EMBEDDED: &[(&str, &[u8])] = &[(
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let json = args.iter().any(|a| a == "--json");
+    let summary_only = args.iter().any(|a| a == "--summary");
     let paths: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
     let mut owned = Vec::new();
     for p in &paths {
@@ -37,7 +40,12 @@ fn main() -> ExitCode {
         owned.iter().map(|(n, b)| (*n, b.as_slice())).collect()
     };
     let report = inspect(&files);
-    if json {
+    if summary_only && json {
+        let doc = serde_json::json!({"inspection": {"summary": report.summary_json()}});
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else if summary_only {
+        print!("{}", report.summary_text());
+    } else if json {
         let dumps: Vec<_> = files
             .iter()
             .map(|(name, bytes)| dump_log_json(name, bytes, Int64Style::Number))
