@@ -178,10 +178,23 @@ def _chunks(records: Iterable[Rec]) -> Iterator[List[Rec]]:
         yield chunk
 
 
+class _NoBar:
+    """No progress bar: --no-progress, or stderr is not a terminal (tqdm would draw nothing there,
+    and importing it costs a tenth of a large file's scan)."""
+
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def _progress(args: argparse.Namespace, total: int, desc: str) -> Any:
+    if args.no_progress or not sys.stderr.isatty():
+        return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, file=sys.stderr, disable=None if not args.no_progress else True, leave=False)
+    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, file=sys.stderr, disable=None, leave=False)
 
 
 def _unread_note(parts: List[Partition]) -> List[str]:
