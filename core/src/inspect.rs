@@ -162,8 +162,9 @@ pub fn inspect(files: &[(&str, &[u8])]) -> Inspection {
 /// Each record is read once: replay shows the inspector the value it read
 /// ([`Store::apply_seen`]), and the summary's compaction model ([`summary_compaction_config`])
 /// takes the record as it arrives. The model decides by keys, timestamps and whether a value is
-/// there, so it holds the keys; the value bytes wait, end to end, in one buffer for the replay of
-/// what the cleaner keeps. Nothing else is copied: [`Inspector::finish`] cleans the log and
+/// there, so it holds the keys; the value bytes wait for the replay of what the cleaner keeps, in
+/// the file images handed over with [`Inspector::push_file_owned`] or else, end to end, in one
+/// buffer. Nothing else is copied: [`Inspector::finish`] cleans the log and
 /// replays only the kept records (the store replayed before cleaning is the inspector's own).
 #[derive(Clone, Debug)]
 pub struct Inspector {
@@ -171,16 +172,31 @@ pub struct Inspector {
     /// The summary's compaction model, fed every record in log order (an empty value stands for
     /// each value: the model reads only whether there is one).
     log: Log,
-    /// The records' values, end to end, in log order.
+    /// The values of records not read from an owned file image, end to end, in log order.
     values: Vec<u8>,
+    /// The file images handed over with [`Inspector::push_file_owned`].
+    files: Vec<Vec<u8>>,
     /// By record of `log` (which numbers them from 0): its offset in the metadata partition and
-    /// where its value ends in `values`.
-    places: Vec<(i64, usize)>,
+    /// where its value lies.
+    places: Vec<Place>,
     summary: Summary,
     null_keys: Option<NullKeySpan>,
     lifecycles: BTreeMap<Uuid, SegmentLifecycle>,
     last_ts: i64,
 }
+
+/// A record of the inspector's log: its offset in the metadata partition, and where its value
+/// lies: `values[start..end]`, or `files[source][start..end]`.
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    offset: i64,
+    source: u32,
+    start: usize,
+    end: usize,
+}
+
+/// [`Place::source`] of a value in the inspector's own buffer.
+const OWN_BUFFER: u32 = u32::MAX;
 
 /// Where the null-key records of an inspection lie: the first and last one's offsets, the
 /// smallest and largest timestamp (their count is [`Summary::null_key_records`]).
@@ -231,6 +247,7 @@ impl Inspector {
             store: Store::new(),
             log: Log::new(summary_compaction_config()),
             values: Vec::new(),
+            files: Vec::new(),
             places: Vec::new(),
             summary: Summary::default(),
             null_keys: None,
@@ -250,6 +267,26 @@ impl Inspector {
             for r in records.flatten() {
                 self.push(r.offset, r.timestamp, r.key, r.value);
             }
+        }
+    }
+
+    /// [`Inspector::push_file`] of a file image the inspector keeps until [`Inspector::finish`]:
+    /// the values of its uncompressed batches are not copied.
+    pub fn push_file_owned(&mut self, bytes: Vec<u8>) {
+        let image = u32::try_from(self.files.len())
+            .ok()
+            .filter(|&i| i != OWN_BUFFER)
+            .map(|i| (i, bytes.as_slice()));
+        for batch in file_batches(&bytes) {
+            let Ok(records) = batch.records() else {
+                continue;
+            };
+            for r in records.flatten() {
+                self.push_from(r.offset, r.timestamp, r.key, r.value, image);
+            }
+        }
+        if image.is_some() {
+            self.files.push(bytes);
         }
     }
 
@@ -283,6 +320,19 @@ impl Inspector {
         timestamp: i64,
         key: Option<&[u8]>,
         value: Option<&[u8]>,
+    ) -> Applied {
+        self.push_from(offset, timestamp, key, value, None)
+    }
+
+    /// [`Inspector::push`] of a record read from a file image the inspector will keep
+    /// (`image`: its index in `files`, and its bytes).
+    fn push_from(
+        &mut self,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        image: Option<(u32, &[u8])>,
     ) -> Applied {
         let summary = &mut self.summary;
         summary.records += 1;
@@ -342,10 +392,24 @@ impl Inspector {
             key.map(<[u8]>::to_vec),
             value.map(|_| Vec::new()),
         );
-        if let Some(v) = value {
-            self.values.extend_from_slice(v);
-        }
-        self.places.push((offset, self.values.len()));
+        let in_image = image.zip(value).and_then(|((i, file), v)| {
+            // A value of an uncompressed batch lies in the file image itself.
+            let start = (v.as_ptr() as usize).checked_sub(file.as_ptr() as usize)?;
+            (start + v.len() <= file.len()).then_some((i, start, start + v.len()))
+        });
+        let (source, start, end) = in_image.unwrap_or_else(|| {
+            let start = self.values.len();
+            if let Some(v) = value {
+                self.values.extend_from_slice(v);
+            }
+            (OWN_BUFFER, start, self.values.len())
+        });
+        self.places.push(Place {
+            offset,
+            source,
+            start,
+            end,
+        });
         applied
     }
 
@@ -367,6 +431,7 @@ impl Inspector {
             store,
             mut log,
             values,
+            files,
             places,
             mut summary,
             null_keys: _,
@@ -395,14 +460,19 @@ impl Inspector {
             else {
                 continue;
             };
-            let (offset, end) = places[i];
-            let start = i.checked_sub(1).map_or(0, |p| places[p].1);
-            let value = lr.value.as_ref().and_then(|_| values.get(start..end));
+            let p = places[i];
+            let bytes = match p.source {
+                OWN_BUFFER => Some(&values),
+                file => usize::try_from(file).ok().and_then(|f| files.get(f)),
+            };
+            let value = lr.value.as_ref().and_then(|_| bytes?.get(p.start..p.end));
+            let offset = p.offset;
             kept += 1;
             after.apply(offset, lr.key.as_deref(), value);
         }
         drop(log);
         drop(values);
+        drop(files);
         summary.compacted_at_ms = at;
         summary.kept_by_compaction = kept;
         summary.lost_by_compaction = lost(live, &after);
@@ -1031,7 +1101,7 @@ mod preview_tests {
                 dirs.push(if meta.is_dir() { meta } else { p });
             }
         }
-        let mut checked = 0;
+        let (mut checked, mut kept) = (0, 0);
         for d in dirs.iter().filter(|d| d.is_dir()) {
             let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(d)
                 .into_iter()
@@ -1052,9 +1122,22 @@ mod preview_tests {
             assert_eq!(p.records_after, s.kept_by_compaction, "{d:?}");
             assert_eq!(p.lost, s.lost_by_compaction, "{d:?}");
             assert_eq!(p.live_before, s.live_segments, "{d:?}");
+            // Files handed over (values read in place, compressed ones copied): the same report.
+            let mut owned = Inspector::new();
+            for f in &data {
+                owned.push_file_owned(f.clone());
+            }
+            let o = owned.finish();
+            assert_eq!(o.summary, report.summary, "{d:?}");
+            assert_eq!(o.segments, report.segments, "{d:?}");
+            kept += usize::from(s.kept_by_compaction > 0 && s.keyed_records > 0);
             checked += 1;
         }
         assert!(checked >= 10, "{checked} fixtures");
+        assert!(
+            kept >= 1,
+            "no fixture keeps keyed records through compaction"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 
 use rlmeta::format::{DumpOptions, dump_log, dump_log_json};
-use rlmeta::inspect::inspect;
+use rlmeta::inspect::{Inspection, Inspector, inspect};
 use rlmeta::json::Int64Style;
 
 const EMBEDDED: &[(&str, &[u8])] = &[(
@@ -24,6 +24,22 @@ fn main() -> ExitCode {
     let json = args.iter().any(|a| a == "--json");
     let summary_only = args.iter().any(|a| a == "--summary");
     let paths: Vec<&String> = args.iter().filter(|a| !a.starts_with("--")).collect();
+    if summary_only && !paths.is_empty() {
+        // Each file handed to the inspector as it is read: it keeps the images instead of
+        // copying their values.
+        let mut inspector = Inspector::new();
+        for p in &paths {
+            match std::fs::read(p) {
+                Ok(bytes) => inspector.push_file_owned(bytes),
+                Err(e) => {
+                    eprintln!("inspect: cannot read {p}: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        print_summary(&inspector.finish(), json);
+        return ExitCode::SUCCESS;
+    }
     let mut owned = Vec::new();
     for p in &paths {
         match std::fs::read(p) {
@@ -40,11 +56,8 @@ fn main() -> ExitCode {
         owned.iter().map(|(n, b)| (*n, b.as_slice())).collect()
     };
     let report = inspect(&files);
-    if summary_only && json {
-        let doc = serde_json::json!({"inspection": {"summary": report.summary_json()}});
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
-    } else if summary_only {
-        print!("{}", report.summary_text());
+    if summary_only {
+        print_summary(&report, json);
     } else if json {
         let dumps: Vec<_> = files
             .iter()
@@ -59,4 +72,14 @@ fn main() -> ExitCode {
         print!("{}", report.to_text());
     }
     ExitCode::SUCCESS
+}
+
+/// The summary alone, as text or as `{"inspection": {"summary": ...}}`.
+fn print_summary(report: &Inspection, json: bool) {
+    if json {
+        let doc = serde_json::json!({"inspection": {"summary": report.summary_json()}});
+        println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
+    } else {
+        print!("{}", report.summary_text());
+    }
 }
