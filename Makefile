@@ -143,6 +143,11 @@ examples-test:
 	  | $(PYTHON) -c 'import json,sys; d=json.load(sys.stdin); s=d["inspection"]["summary"]; assert s["records"] > 0 and s["liveSegments"] == 0, s'; then \
 	  pass=$$((pass + 1)); echo "examples-test: --json on a file by path: records, no live segment"; \
 	else fail=$$((fail + 1)); echo "examples-test: FAILED: --json on __remote_log_metadata-2"; fi; \
+	f=tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-0/00000000000000000000.log; \
+	if diff <(target/release/inspect --summary $$f) <(target/release/inspect $$f | sed -n '/^Summary:$$/,$$p') >/dev/null \
+	  && target/release/inspect --summary $$f | grep -q 'live segments: 4, orphaned updates: 0'; then \
+	  pass=$$((pass + 1)); echo "examples-test: --summary prints the full report's summary alone"; \
+	else fail=$$((fail + 1)); echo "examples-test: FAILED: --summary differs from the full report's summary"; fi; \
 	echo "examples-test: $$pass passed, $$fail failed"; [ $$fail = 0 ]
 
 bench:

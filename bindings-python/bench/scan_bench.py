@@ -8,13 +8,16 @@ batch still verifies). Replay sees the same segments again and again, so its wor
 that of re-delivered records; decoding and CRC work are those of any file.
 
 Each measure: the file read once beforehand (warm page cache), the best of --runs runs, one
-thread, the machine's other core busy with whatever else runs. MB = 10^6 bytes of file.
+thread, the machine's other core busy with whatever else runs. MB = 10^6 bytes of file. Beside
+the wall time, the CPU time of the best run (the process's own, or the child's for a command):
+on a shared machine it is the figure that does not move with the other tenants' load.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import struct
 import subprocess
 import sys
@@ -45,12 +48,19 @@ def build(path: Path, mb: int) -> int:
     return copies * 40
 
 
-def best(runs: int, f) -> float:
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def best(runs: int, f) -> tuple:
+    """(wall seconds, CPU seconds) of the fastest of `runs` runs."""
     times = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        c0, t0 = _cpu(), time.perf_counter()
         f()
-        times.append(time.perf_counter() - t0)
+        times.append((time.perf_counter() - t0, _cpu() - c0))
     return min(times)
 
 
@@ -83,13 +93,17 @@ def main() -> int:
         rows.append(("rlmeta scan FILE (console script, process start included)",
                      best(args.runs, lambda: subprocess.run([str(rlmeta_cli), "scan", str(path)], check=True, stdout=subprocess.DEVNULL))))
         if os.access(args.example, os.X_OK):
+            rows.append(("Rust example: inspect --summary FILE (summary alone, release)",
+                         best(args.runs, lambda: subprocess.run([args.example, "--summary", str(path)], check=True, stdout=subprocess.DEVNULL))))
             rows.append(("Rust example: inspect FILE (listing + lifecycles + summary, release)",
                          best(args.runs, lambda: subprocess.run([args.example, str(path)], check=True, stdout=subprocess.DEVNULL))))
         else:
             print(f"(no Rust example at {args.example}: cargo build --release -p rlmeta-examples)", file=sys.stderr)
-        print(f"file: {size:,} bytes, {n:,} records; best of {args.runs}, warm")
-        for what, secs in rows:
-            print(f"  {what:<80} {secs:8.3f} s {mb / secs:9.1f} MB/s")
+        load = " ".join(os.getloadavg().__repr__().strip("()").split(", "))
+        print(f"file: {size:,} bytes, {n:,} records; best of {args.runs}, warm; load average {load}")
+        print(f"  {'':<80} {'wall':>8}   {'MB/s':>7}   {'CPU':>7}   {'MB/s':>7}")
+        for what, (secs, cpu) in rows:
+            print(f"  {what:<80} {secs:8.3f} s {mb / secs:7.1f}   {cpu:7.3f} s {mb / max(cpu, 1e-9):7.1f}")
     return 0
 
 

@@ -114,7 +114,11 @@ fn skip_out(skip: &Skip) -> (&'static str, Option<String>, Option<u32>) {
 /// What replaying the record whose value is `value` did (the value tells its version, and so
 /// whether a stock broker could read it).
 fn outcome(a: &Applied, value: Option<&[u8]>) -> Outcome {
-    let code = a.outcome_code(value);
+    outcome_coded(a, a.outcome_code(value))
+}
+
+/// [`outcome`] with the core's code already worked out (it needs the record's value).
+fn outcome_coded(a: &Applied, code: u8) -> Outcome {
     let fatal = rlmeta::host::fatal_to_kafka(code);
     match a {
         Applied::Applied => ("applied", None, None, fatal, None, code),
@@ -447,28 +451,28 @@ impl Inspector_ {
     }
 
     /// Every record of a file image, with the GIL released; returns `(null_keys, findings,
-    /// last_timestamp)`: the `(offset, timestamp)` of each null-key record, and the outcome of
-    /// each record replay did not simply apply, as `(offset, timestamp, outcome)`.
-    fn scan_file(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<ScanOut> {
+    /// last_timestamp)`: the `(offset, timestamp)` of each null-key record (only when
+    /// `each_null_key`), and `(offset, timestamp, outcome)` of each record a scan lists.
+    #[pyo3(signature = (data, each_null_key=false))]
+    fn scan_file(&mut self, py: Python<'_>, data: &[u8], each_null_key: bool) -> PyResult<ScanOut> {
         let inspector = self.get(py)?;
-        Ok(py.detach(|| {
-            let (mut nulls, mut findings, mut last) = (Vec::new(), Vec::new(), 0);
-            for batch in Batches::new(data, ReadOptions::default()).flatten() {
-                let Ok(records) = batch.records() else {
-                    continue;
-                };
-                for r in records.flatten() {
-                    last = last.max(r.timestamp);
-                    if r.key.is_none() {
-                        nulls.push((r.offset, r.timestamp));
-                    }
-                    let applied = inspector.push(r.offset, r.timestamp, r.key, r.value);
-                    if applied != Applied::Applied {
-                        findings.push((r.offset, r.timestamp, outcome(&applied, r.value)));
-                    }
-                }
-            }
-            (nulls, findings, last)
+        let scan = py.detach(|| inspector.scan_file(data, each_null_key));
+        let findings = scan.findings.iter();
+        let findings = findings.map(|(o, t, a, c)| (*o, *t, outcome_coded(a, *c))).collect();
+        Ok((scan.null_keys, findings, scan.last_timestamp))
+    }
+
+    /// `(first_offset, last_offset, min_timestamp, max_timestamp)` of the null-key records so
+    /// far, or None.
+    fn null_keys(&mut self, py: Python<'_>) -> PyResult<Option<(i64, i64, i64, i64)>> {
+        let span = self.get(py)?.null_keys();
+        Ok(span.map(|s| {
+            (
+                s.first_offset,
+                s.last_offset,
+                s.min_timestamp,
+                s.max_timestamp,
+            )
         }))
     }
 
@@ -495,8 +499,8 @@ impl Inspector_ {
             .collect())
     }
 
-    /// Ends the inspection: `(text, json)` of the core's report.
-    fn finish(&mut self, py: Python<'_>) -> PyResult<(String, String)> {
+    /// Ends the inspection: the core's report, rendered when asked.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<Inspection_> {
         let inspector = self.inner.take().ok_or_else(|| {
             to_py_err(
                 py,
@@ -506,8 +510,31 @@ impl Inspector_ {
                 ),
             )
         })?;
-        let done = py.detach(move || inspector.finish());
-        Ok((done.to_text(), done.to_json().to_string()))
+        let inner = py.detach(move || inspector.finish());
+        Ok(Inspection_ { inner })
+    }
+}
+
+/// A finished inspection: its summary, its full text and JSON, each rendered by the core when
+/// asked (the lifecycles of a large log are most of the text).
+#[pyclass(module = "rlmeta._native", name = "Inspection", frozen)]
+pub struct Inspection_ {
+    inner: inspect::Inspection,
+}
+
+#[pymethods]
+impl Inspection_ {
+    /// The summary's JSON (the `summary` member of `json()`).
+    fn summary_json(&self) -> String {
+        self.inner.summary_json().to_string()
+    }
+
+    fn text(&self, py: Python<'_>) -> String {
+        py.detach(|| self.inner.to_text())
+    }
+
+    fn json(&self, py: Python<'_>) -> String {
+        py.detach(|| self.inner.to_json().to_string())
     }
 }
 
@@ -1159,6 +1186,7 @@ pub fn project_growth_points(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Store_>()?;
     m.add_class::<Inspector_>()?;
+    m.add_class::<Inspection_>()?;
     m.add_class::<BatchReader>()?;
     m.add_class::<CompactionLog>()?;
     m.add_function(wrap_pyfunction!(read_checkpoint, m)?)?;

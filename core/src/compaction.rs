@@ -372,7 +372,8 @@ impl Log {
                             .or_insert_with(|| now_ms.saturating_add(delete_retention));
                     }
                     dest.records.push(r);
-                } else {
+                } else if !self.horizons.is_empty() {
+                    // (most logs hold no tombstone: a lookup per dropped record would be wasted)
                     self.horizons.remove(&r.offset);
                 }
             }

@@ -15,11 +15,13 @@ use std::fmt::Write as _;
 use serde_json::{Value as Json, json};
 
 use crate::batch::{Batches, ReadOptions};
-use crate::cache::{Applied, Skip, Store};
+use crate::cache::{Applied, Seen, Skip, Store};
 use crate::compaction::{Log, TopicConfig};
 use crate::feature::MetadataLevel;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
-use crate::record::{PRE_KIP1266_HIGHEST_VERSION, Record, decode_value};
+use crate::record::{
+    Plain, PlainPartition, Record, TopicIdPartitionEntry, decode_value,
+};
 
 /// What a record holds, one byte per record in a viewer's `kinds` column, with its name for
 /// people ([`kind::NAMES`], by code). The numbers never change (hosts store them).
@@ -160,14 +162,82 @@ pub fn inspect(files: &[(&str, &[u8])]) -> Inspection {
 }
 
 /// An inspection fed record by record (a live topic read by a host) or file by file.
+///
+/// Each record is read once: replay shows the inspector the value it read
+/// ([`Store::apply_seen`]), and the summary's compaction model ([`summary_compaction_config`])
+/// takes the record as it arrives. The model decides by keys, timestamps and whether a value is
+/// there, so it holds the keys; the value bytes wait for the replay of what the cleaner keeps, in
+/// the file images handed over with [`Inspector::push_file_owned`] or else, end to end, in one
+/// buffer. Nothing else is copied: [`Inspector::finish`] cleans the log and
+/// replays only the kept records (the store replayed before cleaning is the inspector's own).
 #[derive(Clone, Debug)]
 pub struct Inspector {
     store: Store,
-    /// Every record as the compaction model takes it: (offset, timestamp, key, value, size).
-    records: Vec<OwnedRecord>,
+    /// The summary's compaction model, fed every record in log order (an empty value stands for
+    /// each value: the model reads only whether there is one).
+    log: Log,
+    /// The values of records not read from an owned file image, end to end, in log order.
+    values: Vec<u8>,
+    /// The file images handed over with [`Inspector::push_file_owned`].
+    files: Vec<Vec<u8>>,
+    /// By record of `log` (which numbers them from 0): its offset in the metadata partition and
+    /// where its value lies.
+    places: Vec<Place>,
     summary: Summary,
+    null_keys: Option<NullKeySpan>,
     lifecycles: BTreeMap<Uuid, SegmentLifecycle>,
     last_ts: i64,
+}
+
+/// A record of the inspector's log: its offset in the metadata partition, and where its value
+/// lies: `values[start..end]`, or `files[source][start..end]`.
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    offset: i64,
+    source: u32,
+    start: usize,
+    end: usize,
+}
+
+/// [`Place::source`] of a value in the inspector's own buffer.
+const OWN_BUFFER: u32 = u32::MAX;
+
+/// Where the null-key records of an inspection lie: the first and last one's offsets, the
+/// smallest and largest timestamp (their count is [`Summary::null_key_records`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NullKeySpan {
+    pub first_offset: i64,
+    pub last_offset: i64,
+    pub min_timestamp: i64,
+    pub max_timestamp: i64,
+}
+
+/// What [`Inspector::scan_file`] reports of one file beyond the summary's counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileScan {
+    /// `(offset, timestamp)` of each null-key record, when asked for.
+    pub null_keys: Vec<(i64, i64)>,
+    /// `(offset, timestamp, outcome, outcome code)` of each record a scan lists ([`scan_lists`]);
+    /// the code is [`Applied::outcome_code`] of the record's value.
+    pub findings: Vec<(i64, i64, Applied, u8)>,
+    /// The file's largest record timestamp (0 when it has none).
+    pub last_timestamp: i64,
+}
+
+/// Whether a scan lists a record replay gave this outcome: tombstones, undecodable values, level
+/// records and keys that are bad (refused, or not matching the value applied). What else replay
+/// did not simply apply (drops, re-deliveries, orphans) the summary and the store account for.
+pub fn scan_lists(applied: &Applied) -> bool {
+    matches!(
+        applied,
+        Applied::AppliedWithBadKey(_)
+            | Applied::Skipped(
+                Skip::Tombstone { .. }
+                    | Skip::Undecodable(_)
+                    | Skip::LevelRecord(_)
+                    | Skip::BadKey { .. }
+            )
+    )
 }
 
 impl Default for Inspector {
@@ -180,8 +250,12 @@ impl Inspector {
     pub fn new() -> Inspector {
         Inspector {
             store: Store::new(),
-            records: Vec::new(),
+            log: Log::new(summary_compaction_config()),
+            values: Vec::new(),
+            files: Vec::new(),
+            places: Vec::new(),
             summary: Summary::default(),
+            null_keys: None,
             lifecycles: BTreeMap::new(),
             last_ts: 0,
         }
@@ -190,30 +264,59 @@ impl Inspector {
     /// Every record of a segment file image (batches that do not read are skipped, as
     /// kafka-dump-log skips them).
     pub fn push_file(&mut self, bytes: &[u8]) {
+        self.values.reserve(bytes.len());
         for batch in file_batches(bytes) {
             let Ok(records) = batch.records() else {
                 continue;
             };
             for r in records.flatten() {
-                self.push_sized(r.offset, r.timestamp, r.key, r.value, r.size);
+                self.push(r.offset, r.timestamp, r.key, r.value);
             }
         }
     }
 
-    /// [`Inspector::push`] for a record whose size in its batch is known (read from a file).
-    pub fn push_sized(
-        &mut self,
-        offset: i64,
-        timestamp: i64,
-        key: Option<&[u8]>,
-        value: Option<&[u8]>,
-        size: usize,
-    ) -> Applied {
-        let applied = self.push(offset, timestamp, key, value);
-        if let Some(last) = self.records.last_mut() {
-            last.size = size;
+    /// [`Inspector::push_file`] of a file image the inspector keeps until [`Inspector::finish`]:
+    /// the values of its uncompressed batches are not copied.
+    pub fn push_file_owned(&mut self, bytes: Vec<u8>) {
+        let image = u32::try_from(self.files.len())
+            .ok()
+            .filter(|&i| i != OWN_BUFFER)
+            .map(|i| (i, bytes.as_slice()));
+        for batch in file_batches(&bytes) {
+            let Ok(records) = batch.records() else {
+                continue;
+            };
+            for r in records.flatten() {
+                self.push_from(r.offset, r.timestamp, r.key, r.value, image);
+            }
         }
-        applied
+        if image.is_some() {
+            self.files.push(bytes);
+        }
+    }
+
+    /// [`Inspector::push_file`], reporting what a scan shows of the file: each null-key record
+    /// (only when `each_null_key`), the records [`scan_lists`], the last timestamp.
+    pub fn scan_file(&mut self, bytes: &[u8], each_null_key: bool) -> FileScan {
+        let mut out = FileScan::default();
+        self.values.reserve(bytes.len());
+        for batch in file_batches(bytes) {
+            let Ok(records) = batch.records() else {
+                continue;
+            };
+            for r in records.flatten() {
+                out.last_timestamp = out.last_timestamp.max(r.timestamp);
+                if each_null_key && r.key.is_none() {
+                    out.null_keys.push((r.offset, r.timestamp));
+                }
+                let applied = self.push(r.offset, r.timestamp, r.key, r.value);
+                if scan_lists(&applied) {
+                    let code = applied.outcome_code(r.value);
+                    out.findings.push((r.offset, r.timestamp, applied, code));
+                }
+            }
+        }
+        out
     }
 
     /// One record of the metadata partition, in offset order; returns what replay did with it.
@@ -224,29 +327,47 @@ impl Inspector {
         key: Option<&[u8]>,
         value: Option<&[u8]>,
     ) -> Applied {
+        self.push_from(offset, timestamp, key, value, None)
+    }
+
+    /// [`Inspector::push`] of a record read from a file image the inspector will keep
+    /// (`image`: its index in `files`, and its bytes).
+    fn push_from(
+        &mut self,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        image: Option<(u32, &[u8])>,
+    ) -> Applied {
         let summary = &mut self.summary;
         summary.records += 1;
         self.last_ts = self.last_ts.max(timestamp);
-        self.records.push(OwnedRecord {
-            offset,
-            timestamp,
-            key: key.map(<[u8]>::to_vec),
-            value: value.map(<[u8]>::to_vec),
-            // Unknown here (a host's record): the key and value bytes stand in.
-            size: key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len),
-        });
         match (key, value) {
-            (None, _) => summary.null_key_records += 1,
+            (None, _) => {
+                summary.null_key_records += 1;
+                self.null_keys = Some(match self.null_keys {
+                    None => NullKeySpan {
+                        first_offset: offset,
+                        last_offset: offset,
+                        min_timestamp: timestamp,
+                        max_timestamp: timestamp,
+                    },
+                    Some(s) => NullKeySpan {
+                        last_offset: offset,
+                        min_timestamp: s.min_timestamp.min(timestamp),
+                        max_timestamp: s.max_timestamp.max(timestamp),
+                        ..s
+                    },
+                });
+            }
             (Some(_), Some(_)) => summary.keyed_records += 1,
             (Some(_), None) => summary.tombstones += 1,
         }
-        // A value of a KIP-1266 version is applied here, but stops an older broker's consumer.
-        let mut fatal = false;
-        if let Some(Ok(v)) = value.map(decode_value) {
-            fold(&mut self.lifecycles, &v, offset);
-            fatal = v.version > PRE_KIP1266_HIGHEST_VERSION;
-        }
-        let applied = self.store.apply(offset, key, value);
+        let lifecycles = &mut self.lifecycles;
+        let applied = self.store.apply_seen(offset, key, value, |seen| {
+            fold(lifecycles, seen, offset);
+        });
         if let Applied::Skipped(skip) = &applied {
             match skip {
                 Skip::Undecodable(_) => summary.undecodable += 1,
@@ -255,14 +376,43 @@ impl Inspector {
                         offset,
                         level: level.clone(),
                     });
+                    // Replay does not read a value under the level record key; a lifecycle
+                    // still shows one that decodes.
+                    if let Some(Ok(v)) = value.map(decode_value) {
+                        fold(lifecycles, Seen::Value(&v), offset);
+                    }
                 }
                 _ => {}
             }
-            fatal |= skip.fatal_to_kafka();
         }
-        if fatal {
+        // The one rule of what stops an older broker (core/src/host.rs): its skip, or a value of a
+        // KIP-1266 version.
+        if applied.fatal_to_kafka(value) {
             summary.fatal_to_old_brokers += 1;
         }
+        self.log.append(
+            timestamp,
+            key.map(<[u8]>::to_vec),
+            value.map(|_| Vec::new()),
+        );
+        let in_image = image.zip(value).and_then(|((i, file), v)| {
+            // A value of an uncompressed batch lies in the file image itself.
+            let start = (v.as_ptr() as usize).checked_sub(file.as_ptr() as usize)?;
+            (start + v.len() <= file.len()).then_some((i, start, start + v.len()))
+        });
+        let (source, start, end) = in_image.unwrap_or_else(|| {
+            let start = self.values.len();
+            if let Some(v) = value {
+                self.values.extend_from_slice(v);
+            }
+            (OWN_BUFFER, start, self.values.len())
+        });
+        self.places.push(Place {
+            offset,
+            source,
+            start,
+            end,
+        });
         applied
     }
 
@@ -271,13 +421,23 @@ impl Inspector {
         &self.store
     }
 
+    /// Where the null-key records so far lie (`None` before the first).
+    pub fn null_keys(&self) -> Option<NullKeySpan> {
+        self.null_keys
+    }
+
     /// The lifecycles and the summary, with what the cleaner would keep
-    /// [`COMPACTION_HORIZON_MS`] after the last record ([`summary_compaction`]).
+    /// [`COMPACTION_HORIZON_MS`] after the last record (the model of [`summary_compaction`],
+    /// on the records the inspector's log holds: every record is at or before that moment).
     pub fn finish(self) -> Inspection {
         let Inspector {
             store,
-            records,
+            mut log,
+            values,
+            files,
+            places,
             mut summary,
+            null_keys: _,
             lifecycles,
             last_ts,
         } = self;
@@ -293,11 +453,32 @@ impl Inspector {
         for l in lifecycles.values_mut() {
             l.now = now.get(&l.id).copied();
         }
-        let views: Vec<PreviewRecord<'_>> = records.iter().map(OwnedRecord::view).collect();
-        let (at, compacted) = summary_compaction(&views, last_ts);
+        let at = last_ts.saturating_add(COMPACTION_HORIZON_MS);
+        let mut after = Store::new();
+        let mut kept = 0;
+        for lr in clean_at(&mut log, at) {
+            let Some(i) = usize::try_from(lr.offset)
+                .ok()
+                .filter(|&i| i < places.len())
+            else {
+                continue;
+            };
+            let p = places[i];
+            let bytes = match p.source {
+                OWN_BUFFER => Some(&values),
+                file => usize::try_from(file).ok().and_then(|f| files.get(f)),
+            };
+            let value = lr.value.as_ref().and_then(|_| bytes?.get(p.start..p.end));
+            let offset = p.offset;
+            kept += 1;
+            after.apply(offset, lr.key.as_deref(), value);
+        }
+        drop(log);
+        drop(values);
+        drop(files);
         summary.compacted_at_ms = at;
-        summary.kept_by_compaction = compacted.records_after;
-        summary.lost_by_compaction = compacted.lost;
+        summary.kept_by_compaction = kept;
+        summary.lost_by_compaction = lost(live, &after);
         // Ordered by (partition, start offset, id). The few distinct partitions are ranked first so
         // that the sort compares integers, not topic names (a third of the time on large logs).
         let mut distinct: Vec<&TopicIdPartition> = {
@@ -328,6 +509,30 @@ impl Inspector {
         let segments = keyed.into_iter().map(|(_, l)| l).collect();
         Inspection { segments, summary }
     }
+}
+
+/// The model's moment of a preview: a record arrives at `now_ms` (so the active segment rolls
+/// when `segment.ms` has passed, as Kafka rolls it on an append), retention and the cleaner run,
+/// and the records they keep remain, in log order (the arriving record left out).
+fn clean_at(log: &mut Log, now_ms: i64) -> impl Iterator<Item = &crate::compaction::LogRecord> {
+    let roll = log.append(
+        now_ms,
+        Some(b"rlmeta-preview-roll".to_vec()),
+        Some(Vec::new()),
+    );
+    log.clean(now_ms);
+    log.records().filter(move |lr| lr.offset != roll)
+}
+
+/// The live segments (`live`, as [`live_ids`] lists them before cleaning) that a store
+/// replaying the cleaned log (`after`) no longer knows, in `live`'s order.
+fn lost(live: Vec<(Uuid, SegmentState)>, after: &Store) -> Vec<Uuid> {
+    let still: std::collections::HashSet<Uuid> =
+        live_ids(after).into_iter().map(|(id, _)| id).collect();
+    live.into_iter()
+        .map(|(id, _)| id)
+        .filter(|id| !still.contains(id))
+        .collect()
 }
 
 /// A live segment stuck in a transient state: its copy or deletion started and has not
@@ -433,41 +638,79 @@ pub fn overlapping_segments(store: &Store) -> Vec<Overlap> {
         .collect()
 }
 
-fn fold(
-    lifecycles: &mut BTreeMap<Uuid, SegmentLifecycle>,
-    v: &crate::record::Value<'_>,
-    offset: i64,
-) {
-    let (entry, id, state, start, end) = match &v.record {
-        Record::Segment(s) => (
-            &s.remote_log_segment_id.topic_id_partition,
-            s.remote_log_segment_id.id,
-            s.remote_log_segment_state,
-            Some(s.start_offset),
-            Some(s.end_offset),
+/// Adds what one value tells to its segment's lifecycle (segment and update values; others tell
+/// none); returns the value's version.
+fn fold(lifecycles: &mut BTreeMap<Uuid, SegmentLifecycle>, seen: Seen<'_, '_>, offset: i64) -> i16 {
+    let (version, part, id, state, range) = match seen {
+        Seen::Plain(Plain::Segment {
+            part,
+            version,
+            id,
+            state,
+            start_offset,
+            end_offset,
+            ..
+        }) => (
+            *version,
+            PartOf::Plain(part),
+            *id,
+            *state,
+            Some((*start_offset, *end_offset)),
         ),
-        Record::Update(u) => (
-            &u.remote_log_segment_id.topic_id_partition,
-            u.remote_log_segment_id.id,
-            u.remote_log_segment_state,
-            None,
-            None,
-        ),
-        _ => return,
+        Seen::Plain(Plain::Update {
+            part,
+            version,
+            id,
+            state,
+            ..
+        }) => (*version, PartOf::Plain(part), *id, *state, None),
+        Seen::Value(v) => match &v.record {
+            Record::Segment(s) => (
+                v.version,
+                PartOf::Entry(&s.remote_log_segment_id.topic_id_partition),
+                s.remote_log_segment_id.id,
+                s.remote_log_segment_state,
+                Some((s.start_offset, s.end_offset)),
+            ),
+            Record::Update(u) => (
+                v.version,
+                PartOf::Entry(&u.remote_log_segment_id.topic_id_partition),
+                u.remote_log_segment_id.id,
+                u.remote_log_segment_state,
+                None,
+            ),
+            _ => return v.version,
+        },
     };
     let l = lifecycles.entry(id).or_insert_with(|| SegmentLifecycle {
-        partition: entry.to_topic_id_partition(),
+        partition: match part {
+            PartOf::Plain(p) => TopicIdPartition {
+                topic_id: p.topic_id,
+                topic: p.name.to_owned(),
+                partition: p.partition,
+            },
+            PartOf::Entry(e) => e.to_topic_id_partition(),
+        },
         id,
         start_offset: None,
         end_offset: None,
         states: Vec::new(),
         now: None,
     });
-    l.start_offset = l.start_offset.or(start);
-    l.end_offset = l.end_offset.or(end);
+    if let Some((start, end)) = range {
+        l.start_offset = l.start_offset.or(Some(start));
+        l.end_offset = l.end_offset.or(Some(end));
+    }
     if let Some(state) = SegmentState::from_id(state) {
         l.states.push((offset, state));
     }
+    version
+}
+
+/// The user partition a segment or update value names, as the reader that read it holds it.
+enum PartOf<'v, 'a> {
+    Plain(&'v PlainPartition<'a>),
+    Entry(&'v TopicIdPartitionEntry<'a>),
 }
 
 /// A count for people: `1234567` -> `1,234,567` (the text form only; JSON keeps numbers).
@@ -509,6 +752,13 @@ impl Inspection {
                 path.join(" -> ")
             );
         }
+        out.push_str(&self.summary_text());
+        out
+    }
+
+    /// The summary alone, as [`Inspection::to_text`] ends.
+    pub fn summary_text(&self) -> String {
+        let mut out = String::new();
         let s = &self.summary;
         let n = thousands;
         let _ = writeln!(out, "Summary:");
@@ -571,7 +821,6 @@ impl Inspection {
     }
 
     pub fn to_json(&self) -> Json {
-        let s = &self.summary;
         json!({
             "segments": self.segments.iter().map(|l| json!({
                 "topicIdPartition": {"id": l.partition.topic_id.to_string(), "name": l.partition.topic, "partition": l.partition.partition},
@@ -579,7 +828,14 @@ impl Inspection {
                 "states": l.states.iter().map(|(o, st)| json!({"offset": o, "state": st.name()})).collect::<Vec<_>>(),
                 "now": l.now.map(|st| st.name()),
             })).collect::<Vec<_>>(),
-            "summary": {
+            "summary": self.summary_json(),
+        })
+    }
+
+    /// The summary alone, as [`Inspection::to_json`] holds it under `summary`.
+    pub fn summary_json(&self) -> Json {
+        let s = &self.summary;
+        json!({
                 "records": s.records, "nullKeyRecords": s.null_key_records, "keyedRecords": s.keyed_records,
                 "tombstones": s.tombstones, "undecodable": s.undecodable, "fatalToOldBrokers": s.fatal_to_old_brokers,
                 "liveSegments": s.live_segments, "orphans": s.orphans, "compactedAtMs": s.compacted_at_ms, "keptByCompaction": s.kept_by_compaction,
@@ -588,7 +844,6 @@ impl Inspection {
                     Ok(level) => json!({"offset": l.offset, "level": level.level()}),
                     Err(e) => json!({"offset": l.offset, "error": {"code": e.code(), "kind": e.kind().name(), "message": e.to_string()}}),
                 }),
-            }
         })
     }
 }
@@ -717,14 +972,8 @@ pub fn preview_compaction(
         );
         before.apply(r.offset, r.key, r.value);
     }
-    let roll = log.append(
-        now_ms,
-        Some(b"rlmeta-preview-roll".to_vec()),
-        Some(Vec::new()),
-    );
-    log.clean(now_ms);
     let mut after = Store::new();
-    for lr in log.records().filter(|lr| lr.offset != roll) {
+    for lr in clean_at(&mut log, now_ms) {
         let Some(&i) = usize::try_from(lr.offset).ok().and_then(|o| present.get(o)) else {
             continue;
         };
@@ -740,12 +989,7 @@ pub fn preview_compaction(
         .count();
     let live = live_ids(&before);
     out.live_before = live.len();
-    let still: Vec<Uuid> = live_ids(&after).into_iter().map(|(id, _)| id).collect();
-    out.lost = live
-        .into_iter()
-        .map(|(id, _)| id)
-        .filter(|id| !still.contains(id))
-        .collect();
+    out.lost = lost(live, &after);
     out
 }
 
@@ -778,28 +1022,6 @@ pub fn summary_compaction(
         at,
         preview_compaction(records, summary_compaction_config(), at),
     )
-}
-
-/// A record kept by an [`Inspector`] for the compaction model.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct OwnedRecord {
-    offset: i64,
-    timestamp: i64,
-    key: Option<Vec<u8>>,
-    value: Option<Vec<u8>>,
-    size: usize,
-}
-
-impl OwnedRecord {
-    fn view(&self) -> PreviewRecord<'_> {
-        PreviewRecord {
-            offset: self.offset,
-            timestamp: self.timestamp,
-            key: self.key.as_deref(),
-            value: self.value.as_deref(),
-            size: self.size,
-        }
-    }
 }
 
 /// The batches of a segment file image as the inspection reads them: the walk stops at the
@@ -882,7 +1104,7 @@ mod preview_tests {
                 dirs.push(if meta.is_dir() { meta } else { p });
             }
         }
-        let mut checked = 0;
+        let (mut checked, mut kept) = (0, 0);
         for d in dirs.iter().filter(|d| d.is_dir()) {
             let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(d)
                 .into_iter()
@@ -903,9 +1125,22 @@ mod preview_tests {
             assert_eq!(p.records_after, s.kept_by_compaction, "{d:?}");
             assert_eq!(p.lost, s.lost_by_compaction, "{d:?}");
             assert_eq!(p.live_before, s.live_segments, "{d:?}");
+            // Files handed over (values read in place, compressed ones copied): the same report.
+            let mut owned = Inspector::new();
+            for f in &data {
+                owned.push_file_owned(f.clone());
+            }
+            let o = owned.finish();
+            assert_eq!(o.summary, report.summary, "{d:?}");
+            assert_eq!(o.segments, report.segments, "{d:?}");
+            kept += usize::from(s.kept_by_compaction > 0 && s.keyed_records > 0);
             checked += 1;
         }
         assert!(checked >= 10, "{checked} fixtures");
+        assert!(
+            kept >= 1,
+            "no fixture keeps keyed records through compaction"
+        );
     }
 
     #[test]

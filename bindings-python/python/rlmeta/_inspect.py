@@ -46,13 +46,38 @@ class Summary:
     level: Optional[Dict[str, Any]]
 
 
-@dataclass(frozen=True)
 class Inspection:
-    segments: Tuple[Lifecycle, ...]
-    summary: Summary
-    text: str
-    #: The core's JSON form of the inspection.
-    data: Dict[str, Any]
+    """A finished inspection. The summary is read at once; the lifecycles, the text and the
+    core's JSON form are rendered by the core when first asked for (on a large log they hold an
+    entry per segment record, which a summary does not need)."""
+
+    __slots__ = ("_native", "summary", "_segments", "_text", "_data")
+
+    def __init__(self, native: Any) -> None:
+        self._native = native
+        self.summary = _summary(json.loads(native.summary_json()))
+        self._segments: Optional[Tuple[Lifecycle, ...]] = None
+        self._text: Optional[str] = None
+        self._data: Optional[Dict[str, Any]] = None
+
+    @property
+    def segments(self) -> Tuple[Lifecycle, ...]:
+        if self._segments is None:
+            self._segments = tuple(_lifecycle(x) for x in self.data["segments"])
+        return self._segments
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = self._native.text()
+        return self._text
+
+    @property
+    def data(self) -> Dict[str, Any]:
+        """The core's JSON form of the inspection."""
+        if self._data is None:
+            self._data = json.loads(self._native.json())
+        return self._data
 
 
 @dataclass(frozen=True)
@@ -69,6 +94,14 @@ class Overlap:
     #: ``(segment_id, start_offset, end_offset)`` of each.
     first: Tuple[str, int, int]
     second: Tuple[str, int, int]
+
+
+def _summary(s: Dict[str, Any]) -> Summary:
+    return Summary(
+        s["records"], s["nullKeyRecords"], s["keyedRecords"], s["tombstones"], s["undecodable"],
+        s["fatalToOldBrokers"], s["liveSegments"], s["orphans"], s["keptByCompaction"],
+        tuple(s["lostByCompaction"]), s["level"],
+    )
 
 
 def _lifecycle(d: Dict[str, Any]) -> Lifecycle:
@@ -99,12 +132,18 @@ class Inspector:
     def push_file(self, data: bytes) -> None:
         self._native.push_file(bytes(data))
 
-    def scan_file(self, data: bytes) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int, Applied]], int]:
+    def scan_file(self, data: bytes, each_null_key: bool = False) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int, Applied]], int]:
         """Every record of a file image (native, GIL released): the ``(offset, timestamp)`` of each
-        null-key record, ``(offset, timestamp, Applied)`` of each record replay did not simply
-        apply, and the last timestamp."""
-        nulls, findings, last = self._native.scan_file(bytes(data))
+        null-key record (only if ``each_null_key``; :meth:`null_keys` tells where they lie),
+        ``(offset, timestamp, Applied)`` of each record a scan lists (tombstones, undecodable
+        values, level records, bad keys), and the last timestamp."""
+        nulls, findings, last = self._native.scan_file(bytes(data), each_null_key)
         return nulls, [(o, t, Applied._of(a)) for o, t, a in findings], last
+
+    def null_keys(self) -> Optional[Tuple[int, int, int, int]]:
+        """``(first_offset, last_offset, min_timestamp, max_timestamp)`` of the null-key records
+        so far, or None if there are none (their count is the summary's)."""
+        return self._native.null_keys()
 
     def stuck(self, now_ms: int, threshold_ms: int) -> List[Stuck]:
         """Live segments in COPY/DELETE_SEGMENT_STARTED whose last event is older than the threshold."""
@@ -117,12 +156,4 @@ class Inspector:
         return [(_tp_out(tp), Orphan._of(o)) for tp, o in self._native.orphans()]
 
     def finish(self) -> Inspection:
-        text, data = self._native.finish()
-        d = json.loads(data)
-        s = d["summary"]
-        summary = Summary(
-            s["records"], s["nullKeyRecords"], s["keyedRecords"], s["tombstones"], s["undecodable"],
-            s["fatalToOldBrokers"], s["liveSegments"], s["orphans"], s["keptByCompaction"],
-            tuple(s["lostByCompaction"]), s["level"],
-        )
-        return Inspection(tuple(_lifecycle(x) for x in d["segments"]), summary, text, d)
+        return Inspection(self._native.finish())

@@ -178,10 +178,23 @@ def _chunks(records: Iterable[Rec]) -> Iterator[List[Rec]]:
         yield chunk
 
 
+class _NoBar:
+    """No progress bar: --no-progress, or stderr is not a terminal (tqdm would draw nothing there,
+    and importing it costs a tenth of a large file's scan)."""
+
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def _progress(args: argparse.Namespace, total: int, desc: str) -> Any:
+    if args.no_progress or not sys.stderr.isatty():
+        return _NoBar()
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, file=sys.stderr, disable=None if not args.no_progress else True, leave=False)
+    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, file=sys.stderr, disable=None, leave=False)
 
 
 def _unread_note(parts: List[Partition]) -> List[str]:
@@ -250,8 +263,8 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         last_ts = 0
         if part.files:  # natively: only null keys and what replay did not simply apply come back
             findings = []
-            for f in part.files:
-                nulls, found, last = ins.scan_file(f.read_bytes())
+            for f in part.files:  # each null key only for --json, which lists them
+                nulls, found, last = ins.scan_file(f.read_bytes(), args.json)
                 null_keys += nulls
                 findings += [(o, a) for o, _, a in found]
                 last_ts = max(last_ts, last)
@@ -277,6 +290,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         stuck = ins.stuck(now, args.stuck_after_ms)
         overlaps = ins.overlaps()
         orphans = ins.orphans()
+        null_span = ins.null_keys()  # (first offset, last offset, min timestamp, max timestamp)
         report = ins.finish()
         s = report.summary
         doc = {
@@ -306,9 +320,9 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         lines.append(f"  by kind: {_n(s.null_key_records)} null-key, {_n(s.keyed_records)} keyed, {_n(s.tombstones)} tombstones, "
                      f"{_n(s.undecodable)} undecodable, {_n(len(levels))} level records")
         lines.append(f"  records that would stop a pre-KIP-1266 broker's metadata consumer: {_n(s.fatal_to_old_brokers)}")
-        if null_keys:
-            lines.append(f"  null-key records: {_n(len(null_keys))} (offsets {null_keys[0][0]}-{null_keys[-1][0]}, "
-                         f"timestamps {min(t for _, t in null_keys)}-{max(t for _, t in null_keys)})")
+        if null_span is not None:
+            first, last, oldest, newest = null_span
+            lines.append(f"  null-key records: {_n(s.null_key_records)} (offsets {first}-{last}, timestamps {oldest}-{newest})")
         for o, k in tombstones:
             lines.append(f"  tombstone at offset {o}: {k}")
         for o, e in undecodable:

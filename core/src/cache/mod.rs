@@ -21,6 +21,7 @@ mod unreferenced;
 
 pub use partition::{Dropped, PartitionCache};
 pub use segment::{LeaderEpochs, SegmentMetadata, SegmentUpdate};
+pub(crate) use store::Seen;
 pub use store::{Applied, Holder, KeyHolders, Orphan, PartitionDelete, Skip, Store};
 
 #[cfg(test)]

@@ -21,6 +21,14 @@ use crate::record::{
     Plain, PlainPartition, Record, Value, check_offsets_and_epochs, decode_value, read_plain,
 };
 
+/// A value as [`Store::apply_seen`] read it: by the plain reader (segment and update values as
+/// Kafka writes them) or decoded in full.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Seen<'v, 'a> {
+    Plain(&'v Plain<'a>),
+    Value(&'v Value<'a>),
+}
+
 /// The latest partition-delete event of a user partition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionDelete {
@@ -250,6 +258,21 @@ impl Store {
 
     /// Replays one record of the metadata partition. Either part may be null.
     pub fn apply(&mut self, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Applied {
+        self.apply_seen(offset, key, value, |_| {})
+    }
+
+    /// [`Store::apply`], showing `seen` the value as replay read it, so that a host folding the
+    /// same record (the inspector's lifecycles) reads it once: called exactly once when the
+    /// value decodes (before Kafka's object checks), never for a tombstone or a record under
+    /// the level record key (replay does not read those as values).
+    #[inline(always)]
+    pub(crate) fn apply_seen(
+        &mut self,
+        offset: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        mut seen: impl FnMut(Seen<'_, '_>),
+    ) -> Applied {
         if let Some(level) = parse_level_record(key, value) {
             return Applied::Skipped(Skip::LevelRecord(level));
         }
@@ -261,7 +284,13 @@ impl Store {
                 key: key.map(|k| String::from_utf8_lossy(k).into_owned()),
             });
         };
-        if let Some(p) = read_plain(value) {
+        let plain = read_plain(value);
+        // What the full reader gives when the plain reader reads a value (read_plain's promise).
+        let shown = plain.is_some();
+        if let Some(p) = &plain {
+            seen(Seen::Plain(p));
+        }
+        if let Some(p) = plain {
             // A key takes this way too when it parses and names this very record; any other
             // key takes the full way, which says what is wrong with it.
             let key = match key {
@@ -281,6 +310,9 @@ impl Store {
             Ok(v) => v,
             Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
         };
+        if !shown {
+            seen(Seen::Value(&decoded));
+        }
         if let Err(e) = decoded.validate() {
             return Applied::Skipped(Skip::Undecodable(e));
         }
