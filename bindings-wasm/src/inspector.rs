@@ -611,7 +611,7 @@ impl SegmentLog {
         // The cleaner's log copies every key and value (see summarize).
         let bytes: usize = self.files.iter().map(|f| f.bytes.len()).sum();
         drop(Vec::<u8>::with_capacity(bytes.saturating_mul(2)));
-        let (p, kept) = self.index.preview(&self.bytes(), config, now_ms);
+        let (p, kept) = rlmeta::inspect::preview_index(&self.index, &self.bytes(), config, now_ms);
         Ok(PreviewView {
             records_before: p.records_before as u32,
             bytes_before: p.bytes_before as f64,

@@ -66,6 +66,7 @@ describe('segment files', () => {
       const counts = log.counts();
       for (const f of ['records', 'nullKeyRecords', 'keyedRecords', 'tombstones']) assert.equal(BigInt(counts[f]), rs[f], `counts.${f}`);
       assert.equal(counts.records + counts.unread, n, 'every row read or unread');
+      assert.equal(BigInt(counts.unread), rs.unreadRecords, 'counts.unread as the inspector counts it');
       const firstBad = dump.batches.findIndex((b) => b.crcValid === false);
       assert.deepEqual(counts.corrupt.map((c) => c.position), firstBad < 0 ? [] : [Number(dump.batches[firstBad].position)]);
       want.forEach((r, i) => assert.equal(Boolean(c.flags[i] & FLAG.UNREAD), counts.corrupt.length > 0 && i >= counts.corrupt[0].row, `UNREAD of row ${i}`));

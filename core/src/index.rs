@@ -4,14 +4,17 @@
 //! slices) into per-record columns (offset, timestamp, batch, kind, state, flags, user partition,
 //! segment id, key and value sizes) and a batch table (position, offsets, codec, CRC); the record
 //! classification those columns carry; every fault with where it was found; and the rule for a
-//! file with a corrupt batch, once: the records before each file's first batch whose CRC is wrong
+//! partition with a corrupt batch, once: the records before the first batch whose CRC is wrong
 //! are read (a broker recovering its log truncates it there, and [`crate::inspect`] replays just
 //! those), the ones in or after it are listed, flagged [`flag::UNREAD`] and counted apart. The
-//! counts a viewer shows ([`Counts`]), the migration check over them, a compaction preview over
-//! the read records and each record's bytes and value texts on demand are views of this index.
+//! counts a viewer shows ([`Counts`]), the migration check over them, and each record's bytes and
+//! value texts on demand are views of this index; the record kinds and flags ([`kind`], [`flag`])
+//! are its tables.
 //!
 //! Never: I/O, keeping a file's bytes (hosts keep them and hand them back for the views that
-//! read records), replaying the records into a store (that is [`crate::inspect`]).
+//! read records), replaying the records into a store or modelling compaction (that is
+//! [`crate::inspect`], which sits above this module: `inspect::preview_index` previews
+//! compaction over an index, and the inspector counts what it did not read by this rule).
 
 use std::collections::HashMap;
 
@@ -19,15 +22,66 @@ use crate::batch::{
     Batch, CrcCheck, DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD, MIN_ENTRY_LENGTH, ReadOptions,
     Record as BatchRecord,
 };
-use crate::compaction::TopicConfig;
 use crate::error::{Error, ErrorKind};
 use crate::feature::{FEATURE_NAME, NullKeyScan, Readiness, parse_level_record};
 use crate::format::{kafka_decode_error_text, to_kafka_string};
-use crate::inspect::{CompactionPreview, PreviewRecord, flag, kind, preview_compaction};
 use crate::json::{Int64Style, value_to_json};
 use crate::key::RecordKey;
 use crate::model::{TopicIdPartition, Uuid};
 use crate::record::{Record, decode_value};
+
+/// What a record holds, one byte per record in a viewer's `kinds` column, with its name for
+/// people ([`kind::NAMES`], by code). The numbers never change (hosts store them).
+pub mod kind {
+    pub const SEGMENT: u8 = 0;
+    pub const UPDATE: u8 = 1;
+    pub const PARTITION_DELETE: u8 = 2;
+    pub const SNAPSHOT: u8 = 3;
+    pub const TOMBSTONE: u8 = 4;
+    pub const LEVEL_RECORD: u8 = 5;
+    pub const UNDECODABLE: u8 = 6;
+    pub const CONTROL: u8 = 7;
+    /// Every kind by code: its constant's name and its name for people.
+    pub const TABLE: [(u8, &str, &str); 8] = [
+        (SEGMENT, "SEGMENT", "segment"),
+        (UPDATE, "UPDATE", "update"),
+        (PARTITION_DELETE, "PARTITION_DELETE", "partition delete"),
+        (SNAPSHOT, "SNAPSHOT", "snapshot"),
+        (TOMBSTONE, "TOMBSTONE", "tombstone"),
+        (LEVEL_RECORD, "LEVEL_RECORD", "level record"),
+        (UNDECODABLE, "UNDECODABLE", "undecodable"),
+        (CONTROL, "CONTROL", "control"),
+    ];
+}
+
+/// Bits of a viewer's per-record `flags` column.
+pub mod flag {
+    pub const NULL_KEY: u8 = 1;
+    /// The key parses as a KIP-1266 key.
+    pub const KIP1266_KEY: u8 = 2;
+    pub const TOMBSTONE: u8 = 4;
+    /// The value does not decode (or is an invalid level record).
+    pub const ERROR: u8 = 8;
+    /// The record's batch fails its CRC.
+    pub const BAD_CRC: u8 = 16;
+    pub const HEADERS: u8 = 32;
+    /// A key that is neither a KIP-1266 key nor the level record key.
+    pub const BAD_KEY: u8 = 64;
+    /// In or after the partition's first corrupt batch (in any earlier file too): listed, not read (a broker recovering the log
+    /// truncates it there; this module decides it).
+    pub const UNREAD: u8 = 128;
+    /// Every bit with its constant's name.
+    pub const TABLE: [(u8, &str); 8] = [
+        (NULL_KEY, "NULL_KEY"),
+        (KIP1266_KEY, "KIP1266_KEY"),
+        (TOMBSTONE, "TOMBSTONE"),
+        (ERROR, "ERROR"),
+        (BAD_CRC, "BAD_CRC"),
+        (HEADERS, "HEADERS"),
+        (BAD_KEY, "BAD_KEY"),
+        (UNREAD, "UNREAD"),
+    ];
+}
 
 /// Read like kafka-dump-log: a batch whose CRC is wrong is still listed (and reported).
 pub const READ: ReadOptions = ReadOptions {
@@ -68,7 +122,8 @@ pub struct BatchInfo {
     pub control: bool,
 }
 
-/// Where a file's first corrupt batch is: records from `row` on in that file are not read.
+/// Where the partition's first corrupt batch is: no record from `row` on is read, in that file or
+/// any later one (no consumer reads past it; a broker recovering the log truncates it there).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CorruptAt {
     pub file: u32,
@@ -106,13 +161,13 @@ pub struct Columns {
 }
 
 /// The counts a viewer shows, over the columns: every record is either read or in or after its
-/// file's first corrupt batch (`records + unread` is every row); the rest count read records only,
+/// partition's first corrupt batch (`records + unread` is every row); the rest count read records only,
 /// as [`crate::inspect::Summary`] does.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
-    /// Records read: before each file's first corrupt batch.
+    /// Records read: before the first corrupt batch.
     pub records: usize,
-    /// Records in or after a file's first corrupt batch.
+    /// Records in or after the first corrupt batch.
     pub unread: usize,
     pub null_key_records: usize,
     /// A key and a value (KIP-1266 keys, level records, control records).
@@ -122,7 +177,7 @@ pub struct Counts {
     pub level_records: usize,
     /// The newest read null-key record's timestamp.
     pub last_null_key_timestamp_ms: Option<i64>,
-    /// Each file's first corrupt batch, in file order.
+    /// The first corrupt batch, if any (at most one).
     pub corrupt: Vec<CorruptAt>,
 }
 
@@ -273,7 +328,7 @@ impl RecordIndex {
                 ),
             );
             self.fault(file, e, Some(b.base_offset), None);
-            if !self.counts.corrupt.iter().any(|c| c.file == file) {
+            if self.counts.corrupt.is_empty() {
                 self.counts.corrupt.push(CorruptAt {
                     file,
                     batch,
@@ -283,7 +338,7 @@ impl RecordIndex {
                 });
             }
         }
-        let unread = self.counts.corrupt.last().is_some_and(|c| c.file == file);
+        let unread = !self.counts.corrupt.is_empty();
         self.batches.push(BatchInfo {
             file,
             first_row,
@@ -514,7 +569,7 @@ impl RecordIndex {
         &self.counts
     }
 
-    /// Whether row `row` was read (lies before its file's first corrupt batch).
+    /// Whether row `row` was read (lies before the first corrupt batch).
     pub fn is_read(&self, row: u32) -> bool {
         self.columns
             .flags
@@ -522,15 +577,10 @@ impl RecordIndex {
             .is_some_and(|f| f & flag::UNREAD == 0)
     }
 
-    /// Whether batch `batch` was read (lies before its file's first corrupt batch).
+    /// Whether batch `batch` was read (lies before the first corrupt batch).
     pub fn is_batch_read(&self, batch: u32) -> bool {
-        self.batches.get(batch as usize).is_some_and(|b| {
-            !self
-                .counts
-                .corrupt
-                .iter()
-                .any(|c| c.file == b.file && c.batch <= batch)
-        })
+        self.batches.get(batch as usize).is_some()
+            && !self.counts.corrupt.iter().any(|c| c.batch <= batch)
     }
 
     /// Parses batch `b` again from its file's bytes (`files`, in feeding order).
@@ -633,41 +683,15 @@ impl RecordIndex {
             .collect()
     }
 
-    /// What Kafka's retention and cleaner keep at `now_ms` under `config`, over the read records
-    /// ([`preview_compaction`]), with one byte per row: 1 when it exists then and is kept.
-    pub fn preview(
-        &self,
-        files: &[&[u8]],
-        config: TopicConfig,
-        now_ms: i64,
-    ) -> (CompactionPreview, Vec<u8>) {
-        // The batches stay parsed (a compressed one keeps its records decompressed) so that the
-        // records borrow their keys and values instead of copying them.
-        let parsed: Vec<(u32, Batch<'_>)> = self
-            .batches
+    /// The read batches, parsed from `files` (a compressed one keeps its records decompressed,
+    /// so records borrow their keys and values), each with its first row.
+    pub fn read_batches<'a>(&self, files: &[&'a [u8]]) -> Vec<(u32, Batch<'a>)> {
+        self.batches
             .iter()
             .enumerate()
             .filter(|&(i, _)| self.is_batch_read(i as u32))
             .filter_map(|(_, b)| Some((b.first_row, self.parse(files, b)?)))
-            .collect();
-        let mut rows = Vec::new();
-        let mut records = Vec::new();
-        for (first, batch) in &parsed {
-            let Ok(rs) = batch.records() else { continue };
-            for (row, r) in (*first..).zip(rs) {
-                let Ok(r) = r else { break };
-                rows.push(row as usize);
-                records.push(PreviewRecord::of(&r));
-            }
-        }
-        let p = preview_compaction(&records, config, now_ms);
-        let mut kept = vec![0u8; self.rows()];
-        for (&row, &k) in rows.iter().zip(&p.kept) {
-            if let Some(slot) = kept.get_mut(row) {
-                *slot = u8::from(k);
-            }
-        }
-        (p, kept)
+            .collect()
     }
 }
 

@@ -18,63 +18,13 @@ use crate::batch::{Batches, ReadOptions};
 use crate::cache::{Applied, Seen, Skip, Store};
 use crate::compaction::{Log, TopicConfig};
 use crate::feature::MetadataLevel;
+use crate::index::RecordIndex;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
-use crate::record::{
-    Plain, PlainPartition, Record, TopicIdPartitionEntry, decode_value,
-};
+use crate::record::{Plain, PlainPartition, Record, TopicIdPartitionEntry, decode_value};
 
-/// What a record holds, one byte per record in a viewer's `kinds` column, with its name for
-/// people ([`kind::NAMES`], by code). The numbers never change (hosts store them).
-pub mod kind {
-    pub const SEGMENT: u8 = 0;
-    pub const UPDATE: u8 = 1;
-    pub const PARTITION_DELETE: u8 = 2;
-    pub const SNAPSHOT: u8 = 3;
-    pub const TOMBSTONE: u8 = 4;
-    pub const LEVEL_RECORD: u8 = 5;
-    pub const UNDECODABLE: u8 = 6;
-    pub const CONTROL: u8 = 7;
-    /// Every kind by code: its constant's name and its name for people.
-    pub const TABLE: [(u8, &str, &str); 8] = [
-        (SEGMENT, "SEGMENT", "segment"),
-        (UPDATE, "UPDATE", "update"),
-        (PARTITION_DELETE, "PARTITION_DELETE", "partition delete"),
-        (SNAPSHOT, "SNAPSHOT", "snapshot"),
-        (TOMBSTONE, "TOMBSTONE", "tombstone"),
-        (LEVEL_RECORD, "LEVEL_RECORD", "level record"),
-        (UNDECODABLE, "UNDECODABLE", "undecodable"),
-        (CONTROL, "CONTROL", "control"),
-    ];
-}
-
-/// Bits of a viewer's per-record `flags` column.
-pub mod flag {
-    pub const NULL_KEY: u8 = 1;
-    /// The key parses as a KIP-1266 key.
-    pub const KIP1266_KEY: u8 = 2;
-    pub const TOMBSTONE: u8 = 4;
-    /// The value does not decode (or is an invalid level record).
-    pub const ERROR: u8 = 8;
-    /// The record's batch fails its CRC.
-    pub const BAD_CRC: u8 = 16;
-    pub const HEADERS: u8 = 32;
-    /// A key that is neither a KIP-1266 key nor the level record key.
-    pub const BAD_KEY: u8 = 64;
-    /// In or after its file's first corrupt batch: listed, not read (a broker recovering the log
-    /// truncates it there; `crate::index` decides it).
-    pub const UNREAD: u8 = 128;
-    /// Every bit with its constant's name.
-    pub const TABLE: [(u8, &str); 8] = [
-        (NULL_KEY, "NULL_KEY"),
-        (KIP1266_KEY, "KIP1266_KEY"),
-        (TOMBSTONE, "TOMBSTONE"),
-        (ERROR, "ERROR"),
-        (BAD_CRC, "BAD_CRC"),
-        (HEADERS, "HEADERS"),
-        (BAD_KEY, "BAD_KEY"),
-        (UNREAD, "UNREAD"),
-    ];
-}
+// The record kinds and flags are the index's columns ([`crate::index`] decides them); they stay
+// reachable here, where viewers and the tables generator have always found them.
+pub use crate::index::{flag, kind};
 
 /// Bits of a lifecycle's marks ([`SegmentMarks::bits`]).
 pub mod mark {
@@ -105,7 +55,14 @@ pub struct SegmentLifecycle {
 /// Counts over the inspected records.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
+    /// Records read and replayed: every record before each file's first batch a consumer cannot
+    /// read.
     pub records: usize,
+    /// Records in or after such a batch (a bad CRC), by [`crate::index`]'s rule: not replayed,
+    /// so `records + unread_records` is every record of the files.
+    pub unread_records: usize,
+    /// Where reading each file stopped short of its end, in file order.
+    pub stops: Vec<FileStop>,
     pub null_key_records: usize,
     pub keyed_records: usize,
     pub tombstones: usize,
@@ -123,6 +80,20 @@ pub struct Summary {
     pub lost_by_compaction: Vec<Uuid>,
     /// The last level record of `remote.log.metadata.version` (docs/FEATURE-LEVEL.md), if any.
     pub level: Option<LevelSeen>,
+}
+
+/// Where reading one file stopped before its end: the first batch a consumer cannot read (a bad
+/// CRC), or a torn tail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileStop {
+    /// The file's place among the files given, from 0.
+    pub file: usize,
+    /// Its byte position in the file.
+    pub position: usize,
+    /// Records from there to the file's end (0 for a torn tail).
+    pub unread: usize,
+    /// Why: the error that stopped the read.
+    pub why: crate::Error,
 }
 
 /// A level record found in the files: its offset and the level it carries (or why none).
@@ -187,6 +158,10 @@ pub struct Inspector {
     null_keys: Option<NullKeySpan>,
     lifecycles: BTreeMap<Uuid, SegmentLifecycle>,
     last_ts: i64,
+    /// Files read so far (each `push_file*`/`scan_file` is one).
+    files_read: usize,
+    /// A corrupt batch was met: no later record is read.
+    stopped: bool,
 }
 
 /// A record of the inspector's log: its offset in the metadata partition, and where its value
@@ -258,38 +233,84 @@ impl Inspector {
             null_keys: None,
             lifecycles: BTreeMap::new(),
             last_ts: 0,
+            files_read: 0,
+            stopped: false,
         }
     }
 
     /// Every record of a segment file image (batches that do not read are skipped, as
     /// kafka-dump-log skips them).
     pub fn push_file(&mut self, bytes: &[u8]) {
+        if !self.begin_file(bytes) {
+            return;
+        }
         self.values.reserve(bytes.len());
-        for batch in file_batches(bytes) {
+        let stop = read_file(bytes, |batch| {
             let Ok(records) = batch.records() else {
-                continue;
+                return;
             };
             for r in records.flatten() {
                 self.push(r.offset, r.timestamp, r.key, r.value);
             }
+        });
+        self.end_file(bytes, stop);
+    }
+
+    /// Whether the next file is read at all: not after an earlier file's corrupt batch (no
+    /// consumer reads past it; [`crate::index`]'s rule); such a file is counted unread whole.
+    fn begin_file(&mut self, bytes: &[u8]) -> bool {
+        if !self.stopped {
+            return true;
         }
+        let why = crate::Error::at(
+            crate::error::ErrorKind::Corrupt,
+            0,
+            "file",
+            "not read: an earlier file of this partition has a corrupt batch, and no consumer reads past it",
+        );
+        self.end_file(bytes, Some((0, why)));
+        false
+    }
+
+    /// Counts a file read, and what lies from where its read stopped (if it did) to its end; a
+    /// corrupt batch there stops the partition ([`crate::index`] decides both).
+    fn end_file(&mut self, bytes: &[u8], stop: Option<(usize, crate::Error)>) {
+        let file = self.files_read;
+        self.files_read += 1;
+        let Some((position, why)) = stop else {
+            return;
+        };
+        let tail = crate::index::index_files(&[bytes.get(position..).unwrap_or_default()]);
+        self.stopped |= !tail.counts().corrupt.is_empty();
+        let unread = tail.rows();
+        self.summary.unread_records += unread;
+        self.summary.stops.push(FileStop {
+            file,
+            position,
+            unread,
+            why,
+        });
     }
 
     /// [`Inspector::push_file`] of a file image the inspector keeps until [`Inspector::finish`]:
     /// the values of its uncompressed batches are not copied.
     pub fn push_file_owned(&mut self, bytes: Vec<u8>) {
+        if !self.begin_file(&bytes) {
+            return;
+        }
         let image = u32::try_from(self.files.len())
             .ok()
             .filter(|&i| i != OWN_BUFFER)
             .map(|i| (i, bytes.as_slice()));
-        for batch in file_batches(&bytes) {
+        let stop = read_file(&bytes, |batch| {
             let Ok(records) = batch.records() else {
-                continue;
+                return;
             };
             for r in records.flatten() {
                 self.push_from(r.offset, r.timestamp, r.key, r.value, image);
             }
-        }
+        });
+        self.end_file(&bytes, stop);
         if image.is_some() {
             self.files.push(bytes);
         }
@@ -299,10 +320,13 @@ impl Inspector {
     /// (only when `each_null_key`), the records [`scan_lists`], the last timestamp.
     pub fn scan_file(&mut self, bytes: &[u8], each_null_key: bool) -> FileScan {
         let mut out = FileScan::default();
+        if !self.begin_file(bytes) {
+            return out;
+        }
         self.values.reserve(bytes.len());
-        for batch in file_batches(bytes) {
+        let stop = read_file(bytes, |batch| {
             let Ok(records) = batch.records() else {
-                continue;
+                return;
             };
             for r in records.flatten() {
                 out.last_timestamp = out.last_timestamp.max(r.timestamp);
@@ -315,7 +339,8 @@ impl Inspector {
                     out.findings.push((r.offset, r.timestamp, applied, code));
                 }
             }
-        }
+        });
+        self.end_file(bytes, stop);
         out
     }
 
@@ -440,6 +465,8 @@ impl Inspector {
             null_keys: _,
             lifecycles,
             last_ts,
+            files_read: _,
+            stopped: _,
         } = self;
         let mut lifecycles = lifecycles;
         let live = live_ids(&store);
@@ -771,6 +798,16 @@ impl Inspection {
             n(s.tombstones),
             n(s.undecodable)
         );
+        for stop in &s.stops {
+            let _ = writeln!(
+                out,
+                "  file {}: not read from byte {} on ({} records): {}",
+                stop.file + 1,
+                n(stop.position),
+                n(stop.unread),
+                stop.why
+            );
+        }
         let _ = writeln!(
             out,
             "  records that would stop a pre-KIP-1266 broker's metadata consumer: {}",
@@ -836,7 +873,10 @@ impl Inspection {
     pub fn summary_json(&self) -> Json {
         let s = &self.summary;
         json!({
-                "records": s.records, "nullKeyRecords": s.null_key_records, "keyedRecords": s.keyed_records,
+                "records": s.records, "unreadRecords": s.unread_records,
+                "stops": s.stops.iter().map(|t| json!({"file": t.file, "position": t.position, "unread": t.unread,
+                    "error": {"code": t.why.code(), "kind": t.why.kind().name(), "message": t.why.to_string()}})).collect::<Vec<_>>(),
+                "nullKeyRecords": s.null_key_records, "keyedRecords": s.keyed_records,
                 "tombstones": s.tombstones, "undecodable": s.undecodable, "fatalToOldBrokers": s.fatal_to_old_brokers,
                 "liveSegments": s.live_segments, "orphans": s.orphans, "compactedAtMs": s.compacted_at_ms, "keptByCompaction": s.kept_by_compaction,
                 "lostByCompaction": s.lost_by_compaction.iter().map(Uuid::to_string).collect::<Vec<_>>(),
@@ -1029,6 +1069,56 @@ pub fn summary_compaction(
 /// entries of an older magic.
 fn file_batches(bytes: &[u8]) -> impl Iterator<Item = crate::batch::Batch<'_>> {
     Batches::new(bytes, ReadOptions::default()).flatten()
+}
+
+/// Hands `each` every batch of a file image a consumer reads, in order (legacy entries are
+/// stepped over, as Kafka's reader does); returns where and why the read stopped before the
+/// file's end, if it did.
+fn read_file<'b>(
+    bytes: &'b [u8],
+    mut each: impl FnMut(crate::batch::Batch<'b>),
+) -> Option<(usize, crate::Error)> {
+    let mut batches = Batches::new(bytes, ReadOptions::default());
+    let mut stop = None;
+    while let Some(b) = batches.next() {
+        match b {
+            Ok(b) => each(b),
+            Err(e) if e.kind() == crate::error::ErrorKind::UnsupportedVersion => {}
+            Err(e) => stop = Some(e),
+        }
+    }
+    stop.map(|e| (batches.position(), e))
+}
+
+/// [`preview_compaction`] over the read records of an index ([`RecordIndex`]) of `files`, with
+/// one byte per row: 1 when the record exists at `now_ms` and is kept.
+pub fn preview_index(
+    index: &RecordIndex,
+    files: &[&[u8]],
+    config: TopicConfig,
+    now_ms: i64,
+) -> (CompactionPreview, Vec<u8>) {
+    // The batches stay parsed (a compressed one keeps its records decompressed) so that the
+    // records borrow their keys and values instead of copying them.
+    let parsed = index.read_batches(files);
+    let mut rows = Vec::new();
+    let mut records = Vec::new();
+    for (first, batch) in &parsed {
+        let Ok(rs) = batch.records() else { continue };
+        for (row, r) in (*first..).zip(rs) {
+            let Ok(r) = r else { break };
+            rows.push(row as usize);
+            records.push(PreviewRecord::of(&r));
+        }
+    }
+    let p = preview_compaction(&records, config, now_ms);
+    let mut kept = vec![0u8; index.rows()];
+    for (&row, &k) in rows.iter().zip(&p.kept) {
+        if let Some(slot) = kept.get_mut(row) {
+            *slot = u8::from(k);
+        }
+    }
+    (p, kept)
 }
 
 /// [`preview_compaction`] over segment file images of one metadata partition, in offset order,

@@ -44,6 +44,10 @@ class Summary:
     lost_by_compaction: Tuple[str, ...]
     #: The last level record: ``{"offset", "level"}`` or ``{"offset", "error"}``; None if none.
     level: Optional[Dict[str, Any]]
+    #: Records in or after a file's first batch a consumer cannot read (a bad CRC): not replayed.
+    unread_records: int = 0
+    #: Where reading a file stopped before its end: ``{"file", "position", "unread", "error"}``.
+    stops: Tuple[Dict[str, Any], ...] = ()
 
 
 class Inspection:
@@ -100,7 +104,7 @@ def _summary(s: Dict[str, Any]) -> Summary:
     return Summary(
         s["records"], s["nullKeyRecords"], s["keyedRecords"], s["tombstones"], s["undecodable"],
         s["fatalToOldBrokers"], s["liveSegments"], s["orphans"], s["keptByCompaction"],
-        tuple(s["lostByCompaction"]), s["level"],
+        tuple(s["lostByCompaction"]), s["level"], s["unreadRecords"], tuple(s["stops"]),
     )
 
 

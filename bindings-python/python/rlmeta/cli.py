@@ -295,6 +295,9 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         s = report.summary
         doc = {
             "partition": part.name, "readToEnd": part.read_to_end, "records": s.records,
+            "unreadRecords": s.unread_records,
+            "stops": [{"file": str(part.files[t["file"]]) if t["file"] < len(part.files) else None, "position": t["position"],
+                       "unread": t["unread"], "error": t["error"]} for t in s.stops],
             "byKind": {"nullKey": s.null_key_records, "keyed": s.keyed_records, "tombstones": s.tombstones,
                        "undecodable": s.undecodable, "levelRecords": len(levels)},
             "fatalToPreKip1266Brokers": s.fatal_to_old_brokers,
@@ -310,13 +313,15 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
             "liveSegments": s.live_segments, "stuckAfterMs": args.stuck_after_ms, "nowMs": now,
         }
         docs.append(doc)
-        for k in ("records", "liveSegments"):
+        for k in ("records", "unreadRecords", "liveSegments"):
             totals[k] = totals.get(k, 0) + doc[k]
         for k, v in doc["byKind"].items():
             totals[k] = totals.get(k, 0) + v
-        if s.records == 0 and part.read_to_end and not args.verbose:
+        if s.records == 0 and s.unread_records == 0 and not s.stops and part.read_to_end and not args.verbose:
             continue  # an empty partition says nothing (--verbose lists it; --json always does)
         lines.append(f"{part.name}: {_n(s.records)} records{'' if part.read_to_end else ' (NOT read to its end)'}")
+        for t in doc["stops"]:
+            lines.append(f"  NOT READ: {t['file']} from byte {_n(t['position'])} on ({_n(t['unread'])} records): {t['error']['message']}")
         lines.append(f"  by kind: {_n(s.null_key_records)} null-key, {_n(s.keyed_records)} keyed, {_n(s.tombstones)} tombstones, "
                      f"{_n(s.undecodable)} undecodable, {_n(len(levels))} level records")
         lines.append(f"  records that would stop a pre-KIP-1266 broker's metadata consumer: {_n(s.fatal_to_old_brokers)}")
@@ -347,7 +352,8 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
     lines.append(f"total: {_n(totals.get('records', 0))} records ({_n(totals.get('nullKey', 0))} null-key, {_n(totals.get('keyed', 0))} keyed, "
                  f"{_n(totals.get('tombstones', 0))} tombstones, {_n(totals.get('undecodable', 0))} undecodable), "
                  f"{_n(totals.get('liveSegments', 0))} live segments in {len(parts)} partition(s)"
-                 f"{f' ({empty} empty)' if empty else ''}")
+                 f"{f' ({empty} empty)' if empty else ''}"
+                 + (f"; {_n(totals['unreadRecords'])} records NOT READ (in or after a corrupt batch)" if totals.get("unreadRecords") else ""))
     return "\n".join(lines) + "\n", {"partitions": docs, "total": totals}
 
 

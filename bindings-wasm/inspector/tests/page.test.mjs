@@ -38,10 +38,11 @@ async function setFilter(page, selector, on) {
 }
 
 /** The Summary, the table's count and the migration box account for every record as the Rust
- * inspector does: `rs.records` read, the rest of the listing's `rows` in or after a corrupt
- * batch; the same null-key count everywhere. */
+ * inspector does: `rs.records` read, `rs.unreadRecords` in or after a corrupt batch, together
+ * every row of the listing; the same null-key count everywhere. */
 async function accountsForEveryRecord(page, rs, rows) {
-  const unread = rows - Number(rs.records);
+  const unread = Number(rs.unreadRecords);
+  assert.equal(Number(rs.records) + unread, rows, 'inspect --json: read and unread are every row');
   assert.equal(await dd(page, '#summary-list', 'records'), String(rs.records), 'summary: read');
   assert.equal(await dd(page, '#summary-list', 'unread'), String(unread), 'summary: in or after a corrupt batch');
   const count = await page.$eval('#count', (c) => ({ ...c.dataset }));

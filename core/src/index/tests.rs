@@ -153,6 +153,23 @@ fn agrees_with_inspect(files: &[&[u8]]) {
     assert_eq!(n.null_key_records, s.null_key_records);
     assert_eq!(n.keyed_records, s.keyed_records);
     assert_eq!(n.tombstones, s.tombstones);
+    assert_eq!(n.unread, s.unread_records, "records not read, by one rule");
+    // where the read stops: the corrupt batch, then every later file whole
+    let stops: Vec<(usize, usize)> = s
+        .stops
+        .iter()
+        .filter(|t| t.unread > 0)
+        .map(|t| (t.file, t.position))
+        .collect();
+    let expected: Vec<(usize, usize)> = n
+        .corrupt
+        .iter()
+        .flat_map(|c| {
+            std::iter::once((c.file as usize, c.position))
+                .chain((c.file as usize + 1..files.len()).map(|f| (f, 0)))
+        })
+        .collect();
+    assert_eq!(stops, expected, "where each file stops being read");
     assert_eq!(
         n.records + n.unread,
         index.rows(),
@@ -168,7 +185,12 @@ fn agrees_with_inspect(files: &[&[u8]]) {
         listed,
         "every record kafka-dump-log lists is a row"
     );
-    let (p, kept) = index.preview(files, summary_compaction_config(), s.compacted_at_ms);
+    let (p, kept) = crate::inspect::preview_index(
+        &index,
+        files,
+        summary_compaction_config(),
+        s.compacted_at_ms,
+    );
     assert_eq!(p.records_after, s.kept_by_compaction);
     assert_eq!(p.lost, s.lost_by_compaction);
     assert_eq!(kept.len(), index.rows());
@@ -295,17 +317,15 @@ fn a_corrupt_batch_and_what_follows_it_are_listed_not_read() {
         (Some(second), Some(4))
     );
     agrees_with_inspect(&[&file]);
-    // A second file starts read again; its own corrupt batch is counted apart.
-    let two = index_files(&[&file, &crafted(), &file]);
-    let n = two.counts();
-    assert_eq!(
-        (n.records, n.unread, n.corrupt.len()),
-        (4 + 5 + 4, 2 + 2, 2)
-    );
-    assert_eq!(n.corrupt[1].file, 2);
+    // No later file of the partition is read either: no consumer gets past the corrupt batch.
+    let three = index_files(&[&crafted(), &file, &crafted()]);
+    let n = three.counts();
+    assert_eq!((n.records, n.unread, n.corrupt.len()), (5 + 4, 2 + 5, 1));
+    assert_eq!(n.corrupt[0].file, 1);
+    agrees_with_inspect(&[&crafted(), &file, &crafted()]);
     agrees_with_inspect(&[&file, &crafted(), &file]);
     // The null-key count the migration check uses is the read one.
-    assert_eq!(n.null_keys().null_key_records, 3);
+    assert_eq!(n.null_keys().null_key_records, 2);
     agrees_with_inspect(&[CORRUPT]);
     assert!(index_files(&[CORRUPT]).counts().unread > 0);
 }
@@ -328,6 +348,14 @@ fn a_torn_tail_is_a_fault_at_its_byte() {
     );
     agrees_with_inspect(&[torn]);
     agrees_with_inspect(&[TORN]);
+    // The inspector says where it stopped, with the same error, and that nothing was left unread.
+    let stops = inspect(&[("x.log", torn)]).summary.stops;
+    assert_eq!(stops.len(), 1);
+    assert_eq!(
+        (stops[0].file, stops[0].position, stops[0].unread),
+        (0, second, 0)
+    );
+    assert_eq!(stops[0].why.kind(), ErrorKind::Truncated);
     // A length that cannot be an entry ends the walk there too, however the bytes come.
     let mut bad = file[..second].to_vec();
     bad.extend([0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 1, 7, 7, 7]);
