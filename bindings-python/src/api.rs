@@ -458,7 +458,9 @@ impl Inspector_ {
         let inspector = self.get(py)?;
         let scan = py.detach(|| inspector.scan_file(data, each_null_key));
         let findings = scan.findings.iter();
-        let findings = findings.map(|(o, t, a, c)| (*o, *t, outcome_coded(a, *c))).collect();
+        let findings = findings
+            .map(|(o, t, a, c)| (*o, *t, outcome_coded(a, *c)))
+            .collect();
         Ok((scan.null_keys, findings, scan.last_timestamp))
     }
 

@@ -72,6 +72,21 @@ def _records(d: Path):
     return out
 
 
+def _all_records(d: Path) -> int:
+    """Every record the files hold, read or not: the record counts of the batch headers of every
+    whole entry (a v2 batch keeps its count at byte 57; a torn tail holds none)."""
+    n = 0
+    for f in sorted(d.glob("*.log")):
+        data, pos = f.read_bytes(), 0
+        while pos + 12 <= len(data):
+            size = 12 + int.from_bytes(data[pos + 8:pos + 12], "big")
+            if pos + size > len(data):
+                break
+            n += int.from_bytes(data[pos + 57:pos + 61], "big")
+            pos += size
+    return n
+
+
 def _write(path: Path, records, codec: str, per_batch: int, damage):
     """`records` as kafka-python's producer batches them, `per_batch` a batch, then damaged."""
     out, batches = bytearray(), []
@@ -196,6 +211,10 @@ def test_scan_simulate_rust_inspect_and_the_plugin_agree(capsys, written, d):
 
     # records and kinds: scan and the Rust inspection; simulate reads the same records
     assert scan["records"] == rust["records"] == sim["records"] == now["records"]
+    # every record of the files is read or unread (in or after the first corrupt batch), by one rule
+    assert scan["unreadRecords"] == rust["unreadRecords"]
+    assert scan["records"] + scan["unreadRecords"] == _all_records(d)
+    assert [s["position"] for s in scan["stops"] if s["unread"]] == [s["position"] for s in rust["stops"] if s["unread"]]
     kinds = scan["byKind"]
     assert (kinds["nullKey"], kinds["keyed"], kinds["tombstones"], kinds["undecodable"]) == (
         rust["nullKeyRecords"], rust["keyedRecords"], rust["tombstones"], rust["undecodable"])

@@ -175,3 +175,22 @@ def test_command_config_properties_become_client_settings(tmp_path, capsys):
     assert conf == {"bootstrap_servers": ["a:1", "b:2"], "security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN",
                     "sasl_plain_username": "ops", "sasl_plain_password": "s3cret", "request_timeout_ms": 5000}
     assert "foo.bar has no kafka-python equivalent" in capsys.readouterr().err
+
+
+def test_scan_accounts_for_every_record_of_a_file_with_a_corrupt_batch(capsys):
+    """Kafka's kafka-dump-log lists every batch with its count and whether its CRC is valid: the
+    records before the first invalid one are what scan reads, the rest it reports as not read."""
+    d = REPO / "tests" / "fixtures" / "crafted" / "corrupt-crc"
+    kafka = (REPO / "tests" / "fixtures" / "crafted" / "dump" / "corrupt-crc.txt").read_text()
+    batches = [(int(m[1]), m[2] == "true") for m in re.finditer(r"^baseOffset: .* count: (\d+) .* isvalid: (\w+)$", kafka, re.M)]
+    first_bad = next(i for i, (_, valid) in enumerate(batches) if not valid)
+    read, unread = sum(c for c, _ in batches[:first_bad]), sum(c for c, _ in batches[first_bad:])
+    rc, out, _ = run_cli(capsys, "scan", "--json", str(d))
+    assert rc == 0
+    (part,) = json.loads(out)["partitions"]
+    assert (part["records"], part["unreadRecords"]) == (read, unread)
+    (stop,) = part["stops"]
+    assert stop["unread"] == unread and stop["error"]["kind"] == "corrupt"
+    rc, out, _ = run_cli(capsys, "scan", str(d))
+    assert f"{read:,} records, {unread:,} NOT READ (in or after a corrupt batch)" in out
+    assert f"{unread:,} records NOT READ" in out.splitlines()[-1]

@@ -95,17 +95,19 @@ export interface InspectionSummary {
   levelOffset: string | null;
 }
 
-/** The index's counts: every row is read or lies in or after its file's first corrupt batch
- * (records + unread = rows); the others count read records. */
+/** The index's counts: every record is read or lies in or after the partition's first corrupt
+ * batch (records + unread = rows + unlisted); the others count read records. */
 export interface IndexCounts {
   records: number;
   unread: number;
+  /** Unread records a batch header counts that have no row (their batch does not decode). */
+  unlisted: number;
   nullKeyRecords: number;
   keyedRecords: number;
   tombstones: number;
   levelRecords: number;
   lastNullKeyTimestamp: string | null;
-  /** Each file's first corrupt batch: the file's index, its byte, base offset and first row. */
+  /** The first corrupt batch, if any: its file's index, its byte, base offset and first row. */
   corrupt: { file: number; position: number; baseOffset: string; row: number }[];
 }
 

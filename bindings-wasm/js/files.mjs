@@ -99,9 +99,9 @@ export function fileApi(native, call, check) {
         level: s.level === -1 ? null : s.level === -2 ? 'invalid' : s.level,
         levelOffset: s.level === -1 ? null : str(s.levelOffset),
       }))),
-      /** The index's counts: rows read and rows in or after a file's first corrupt batch. */
+      /** The index's counts: records read and records in or after the first corrupt batch. */
       counts: () => call(() => taken(log.counts(), (n) => ({
-        records: n.records, unread: n.unread, nullKeyRecords: n.nullKeyRecords, keyedRecords: n.keyedRecords,
+        records: n.records, unread: n.unread, unlisted: n.unlisted, nullKeyRecords: n.nullKeyRecords, keyedRecords: n.keyedRecords,
         tombstones: n.tombstones, levelRecords: n.levelRecords, lastNullKeyTimestamp: str(n.lastNullKeyTimestamp) ?? null,
         corrupt: Array.from(n.corruptFiles, (file, i) => ({
           file, position: n.corruptPositions[i], baseOffset: str(n.corruptBaseOffsets[i]), row: n.corruptRows[i],

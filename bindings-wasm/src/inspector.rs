@@ -161,8 +161,9 @@ pub struct SummaryView {
     pub level_offset: i64,
 }
 
-/// The index's counts ([`SegmentLog::counts`]): every row is read or in or after its file's
-/// first corrupt batch; the other counts are of read records.
+/// The index's counts ([`SegmentLog::counts`]): every record is read or in or after the
+/// partition's first corrupt batch (`unread`, of which `unlisted` are counted by a batch header
+/// but have no row); the other counts are of read records.
 #[wasm_bindgen(getter_with_clone)]
 #[derive(Clone, Debug, Default)]
 pub struct CountsView {
@@ -170,6 +171,8 @@ pub struct CountsView {
     pub records: u32,
     #[wasm_bindgen(readonly)]
     pub unread: u32,
+    #[wasm_bindgen(readonly)]
+    pub unlisted: u32,
     #[wasm_bindgen(readonly, js_name = nullKeyRecords)]
     pub null_key_records: u32,
     #[wasm_bindgen(readonly, js_name = keyedRecords)]
@@ -180,7 +183,7 @@ pub struct CountsView {
     pub level_records: u32,
     #[wasm_bindgen(readonly, js_name = lastNullKeyTimestamp)]
     pub last_null_key_timestamp: Option<i64>,
-    /// Each file's first corrupt batch: the file's index, its byte, base offset and first row.
+    /// The first corrupt batch, if any: its file's index, its byte, base offset and first row.
     #[wasm_bindgen(readonly, js_name = corruptFiles)]
     pub corrupt_files: Vec<u32>,
     #[wasm_bindgen(readonly, js_name = corruptPositions)]
@@ -436,6 +439,7 @@ impl SegmentLog {
         CountsView {
             records: n.records as u32,
             unread: n.unread as u32,
+            unlisted: n.unlisted as u32,
             null_key_records: n.null_key_records as u32,
             keyed_records: n.keyed_records as u32,
             tombstones: n.tombstones as u32,

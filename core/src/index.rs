@@ -161,14 +161,19 @@ pub struct Columns {
 }
 
 /// The counts a viewer shows, over the columns: every record is either read or in or after its
-/// partition's first corrupt batch (`records + unread` is every row); the rest count read records only,
+/// partition's first corrupt batch (`records + unread` is every row, plus the unlisted records
+/// of undecodable unread batches); the rest count read records only,
 /// as [`crate::inspect::Summary`] does.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
     /// Records read: before the first corrupt batch.
     pub records: usize,
-    /// Records in or after the first corrupt batch.
+    /// Records in or after the first corrupt batch: its rows, and the records the batch headers
+    /// there count that cannot be listed ([`Counts::unlisted`]).
     pub unread: usize,
+    /// Of those, the records no row shows: a batch header counts them but its records do not
+    /// decompress or decode (`records + unread` is every row plus these).
+    pub unlisted: usize,
     pub null_key_records: usize,
     /// A key and a value (KIP-1266 keys, level records, control records).
     pub keyed_records: usize,
@@ -359,6 +364,28 @@ impl RecordIndex {
             transactional: b.is_transactional(),
             control: b.is_control(),
         });
+        self.list_records(file, batch, &b, crc_valid, unread);
+        if unread {
+            // A record its header counts but that cannot be listed (its batch does not
+            // decompress or decode) is unread all the same.
+            let listed = self.columns.offsets.len() - first_row as usize;
+            let unlisted = usize::try_from(b.records_count)
+                .unwrap_or(0)
+                .saturating_sub(listed);
+            self.counts.unread += unlisted;
+            self.counts.unlisted += unlisted;
+        }
+    }
+
+    /// Lists the records of one batch as rows, up to the first that does not decode.
+    fn list_records(
+        &mut self,
+        file: u32,
+        batch: u32,
+        b: &Batch<'_>,
+        crc_valid: bool,
+        unread: bool,
+    ) {
         let records = match b.records() {
             Ok(r) => r,
             Err(e) => {

@@ -281,8 +281,11 @@ impl Inspector {
             return;
         };
         let tail = crate::index::index_files(&[bytes.get(position..).unwrap_or_default()]);
-        self.stopped |= !tail.counts().corrupt.is_empty();
-        let unread = tail.rows();
+        let corrupt = !tail.counts().corrupt.is_empty();
+        self.stopped |= corrupt;
+        // Every record from there on, by the index's count: the rows before a corrupt batch in
+        // the tail (a file not read at all), then the rows and unlisted records from it on.
+        let unread = tail.counts().records + tail.counts().unread;
         self.summary.unread_records += unread;
         self.summary.stops.push(FileStop {
             file,
@@ -791,17 +794,25 @@ impl Inspection {
         let _ = writeln!(out, "Summary:");
         let _ = writeln!(
             out,
-            "  records: {} ({} null-key, {} keyed, {} tombstones, {} undecodable)",
+            "  records: {} ({} null-key, {} keyed, {} tombstones, {} undecodable){}",
             n(s.records),
             n(s.null_key_records),
             n(s.keyed_records),
             n(s.tombstones),
-            n(s.undecodable)
+            n(s.undecodable),
+            if s.unread_records > 0 {
+                format!(
+                    "; {} more NOT READ (in or after a corrupt batch)",
+                    n(s.unread_records)
+                )
+            } else {
+                String::new()
+            }
         );
         for stop in &s.stops {
             let _ = writeln!(
                 out,
-                "  file {}: not read from byte {} on ({} records): {}",
+                "  file {}: NOT READ from byte {} on ({} records): {}",
                 stop.file + 1,
                 n(stop.position),
                 n(stop.unread),

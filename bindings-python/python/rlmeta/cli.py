@@ -319,7 +319,8 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
             totals[k] = totals.get(k, 0) + v
         if s.records == 0 and s.unread_records == 0 and not s.stops and part.read_to_end and not args.verbose:
             continue  # an empty partition says nothing (--verbose lists it; --json always does)
-        lines.append(f"{part.name}: {_n(s.records)} records{'' if part.read_to_end else ' (NOT read to its end)'}")
+        unread = f", {_n(s.unread_records)} NOT READ (in or after a corrupt batch)" if s.unread_records else ""
+        lines.append(f"{part.name}: {_n(s.records)} records{unread}{'' if part.read_to_end else ' (NOT read to its end)'}")
         for t in doc["stops"]:
             lines.append(f"  NOT READ: {t['file']} from byte {_n(t['position'])} on ({_n(t['unread'])} records): {t['error']['message']}")
         lines.append(f"  by kind: {_n(s.null_key_records)} null-key, {_n(s.keyed_records)} keyed, {_n(s.tombstones)} tombstones, "

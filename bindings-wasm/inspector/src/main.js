@@ -356,6 +356,7 @@ function showSummary(s, n) {
   dl.replaceChildren();
   item('records read', n.records, 'records');
   item('records in or after a corrupt batch (listed, not read)', n.unread, 'unread');
+  if (n.unlisted) item('of those, records a batch header counts that do not decode (no row)', n.unlisted, 'unlisted');
   if (n.corrupt.length) item('first corrupt batch', corruptText(n), 'corrupt');
   item('null-key records (written before KIP-1266)', n.nullKeyRecords, 'nullKeyRecords');
   item('keyed records (KIP-1266 keys and level records)', n.keyedRecords, 'keyedRecords');
@@ -512,11 +513,12 @@ function applyView() {
   if (desc) view = Uint32Array.from(view).reverse();
   state.view = view;
   const counts = state.indexed?.counts;
-  const read = counts && counts.unread > 0 ? ` (${counts.records.toLocaleString('en')} read, ${counts.unread.toLocaleString('en')} in or after a corrupt batch)` : '';
+  const unlisted = counts?.unlisted ? `, ${counts.unlisted.toLocaleString('en')} of them without a row: their batch does not decode` : '';
+  const read = counts && counts.unread > 0 ? ` (${counts.records.toLocaleString('en')} read, ${counts.unread.toLocaleString('en')} in or after a corrupt batch${unlisted})` : '';
   $('count').textContent = `${m.toLocaleString('en')} of ${n.toLocaleString('en')}${read}`;
   $('count').dataset.shown = String(m);
   $('count').dataset.total = String(n);
-  if (counts) Object.assign($('count').dataset, { read: String(counts.records), unread: String(counts.unread) });
+  if (counts) Object.assign($('count').dataset, { read: String(counts.records), unread: String(counts.unread), unlisted: String(counts.unlisted) });
   table.setRows(m);
 }
 

@@ -172,7 +172,7 @@ fn agrees_with_inspect(files: &[&[u8]]) {
     assert_eq!(stops, expected, "where each file stops being read");
     assert_eq!(
         n.records + n.unread,
-        index.rows(),
+        index.rows() + n.unlisted,
         "every row is read or unread"
     );
     let listed: usize = files
@@ -459,4 +459,24 @@ fn value_views_say_what_each_kind_of_record_holds() {
     let undecodable = value_view(None, Some(&[0, 9, 9]), Int64Style::String);
     assert!(undecodable.error.is_some() && undecodable.kafka_error.is_some());
     assert_eq!(undecodable.kafka_text, None);
+}
+
+#[test]
+fn records_of_a_corrupt_batch_that_does_not_decompress_are_unread_though_unlisted() {
+    let (_, gzip) = CODECS[0];
+    let mut file = gzip.to_vec();
+    let first = index_files(&[&file]).batches()[0].clone();
+    // the middle of the first batch's compressed records: its CRC fails and it cannot inflate
+    let middle = first.position + 61 + (first.size - 61) / 2;
+    for b in &mut file[middle..middle + 8] {
+        *b ^= 0x5a;
+    }
+    let index = index_files(&[&file]);
+    let n = index.counts();
+    assert_eq!(n.records, 0);
+    assert!(n.unlisted > 0, "the batch's records are not rows");
+    let counted: usize = index.batches().iter().map(|b| b.count as usize).sum();
+    assert_eq!(n.unread, counted, "every record a header counts is unread");
+    assert_eq!(n.records + n.unread, index.rows() + n.unlisted);
+    agrees_with_inspect(&[&file]);
 }
