@@ -1091,7 +1091,7 @@ fn read_file<'b>(
 ) -> Option<(usize, crate::Error)> {
     let mut batches = Batches::new(bytes, ReadOptions::default());
     let mut stop = None;
-    while let Some(b) = batches.next() {
+    for b in batches.by_ref() {
         match b {
             Ok(b) => each(b),
             Err(e) if e.kind() == crate::error::ErrorKind::UnsupportedVersion => {}
