@@ -1192,30 +1192,8 @@ mod preview_tests {
 
     #[test]
     fn the_summary_and_the_files_preview_are_one_model_on_every_fixture() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures");
-        let mut dirs: Vec<std::path::PathBuf> = Vec::new();
-        for base in ["broker/remote_log_metadata", "crafted"] {
-            for e in std::fs::read_dir(format!("{root}/{base}"))
-                .into_iter()
-                .flatten()
-                .flatten()
-            {
-                let p = e.path();
-                let meta = p.join("__remote_log_metadata-0");
-                dirs.push(if meta.is_dir() { meta } else { p });
-            }
-        }
         let (mut checked, mut kept) = (0, 0);
-        for d in dirs.iter().filter(|d| d.is_dir()) {
-            let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(d)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "log"))
-                .collect();
-            logs.sort();
-            let data: Vec<Vec<u8>> = logs.iter().filter_map(|p| std::fs::read(p).ok()).collect();
+        for (d, data) in crate::testing::fixtures::metadata_partitions() {
             let files: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
             let named: Vec<(&str, &[u8])> = files.iter().map(|f| ("x.log", *f)).collect();
             let report = inspect(&named);

@@ -4,6 +4,8 @@
 //! depends on one above it). `stock`: records as a broker before KIP-1266 writes them, for tests.
 
 pub mod batch;
+#[cfg(test)]
+pub mod fixtures;
 pub mod stock;
 
 use crate::key::RecordKey;

@@ -382,36 +382,11 @@ fn every_codec_indexes_as_its_batches_say() {
 
 #[test]
 fn every_fixture_agrees_with_inspect() {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures");
     let mut checked = 0;
-    for base in ["broker/remote_log_metadata", "crafted"] {
-        for e in std::fs::read_dir(format!("{root}/{base}"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let p = e.path();
-            let dir = if p.join("__remote_log_metadata-0").is_dir() {
-                p.join("__remote_log_metadata-0")
-            } else {
-                p
-            };
-            let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "log"))
-                .collect();
-            logs.sort();
-            let data: Vec<Vec<u8>> = logs.iter().filter_map(|p| std::fs::read(p).ok()).collect();
-            let files: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
-            if files.is_empty() {
-                continue;
-            }
-            agrees_with_inspect(&files);
-            checked += 1;
-        }
+    for (_, data) in crate::testing::fixtures::metadata_partitions() {
+        let files: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+        agrees_with_inspect(&files);
+        checked += 1;
     }
     assert!(checked >= 8, "{checked} fixtures");
 }
