@@ -34,9 +34,10 @@
 //!   DELETE_SEGMENT_STARTED segment waits (a refusal, once nothing else is left to move) until its
 //!   deletion finishes, so a backfill never writes a live-looking record for a segment whose
 //!   remote data is going away. It is never planned at level 0.
-//! - Two finished upload attempts of one range in one leader epoch (stock Kafka 4.4.0 makes
-//!   them) share a key pair, and one key holds one segment. Kafka's cache serves only the later
-//!   one (the other is in its unreferenced set). The backfill keys the attempt Kafka serves and
+//! - Two upload attempts of one range in one leader epoch (stock Kafka 4.4.0 makes them: both
+//!   finished, or one abandoned unfinished when its broker restarted during the upload) share a
+//!   key pair, and one key holds one segment. Kafka's cache serves only the finished one (of two
+//!   finished, the later; the other is in its unreferenced set). The backfill keys the attempt Kafka serves and
 //!   skips the other ([`Store::superseded`]): at level 2 the unserved attempt's null-key records
 //!   go and its remote objects become orphans; nothing any fetch is served from is lost. Kafka
 //!   itself would list it, count its bytes and, at `retention.ms=-1`, keep it for ever.
@@ -68,8 +69,9 @@ pub const PARTITION_KEY_END_OFFSET: i64 = -1;
 /// for a segment whose upload key the store knows (every keyed segment).
 pub const UNKNOWN_EPOCH: i32 = -1;
 
-/// A finished upload attempt that Kafka's cache serves no fetch from, because a later finished
-/// attempt on the same key pair serves its range ([`Store::superseded`]).
+/// An upload attempt that Kafka's cache serves no fetch from, because a finished attempt on the
+/// same key pair serves its range ([`Store::superseded`]): a finished one that finished first, or
+/// one that was started and never finished.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Superseded {
     pub partition: TopicIdPartition,
@@ -681,9 +683,11 @@ impl Store {
         Ok(out)
     }
 
-    /// The finished upload attempts of `tp` that Kafka's cache serves no fetch from, each with
-    /// the finished attempt on the same key pair that it serves instead (a stock broker uploaded
-    /// the range twice in one leader epoch). One key holds one segment: these are the attempts
+    /// The upload attempts of `tp` that Kafka's cache serves no fetch from, each with the
+    /// finished attempt on the same key pair that it serves instead: a second finished attempt
+    /// (a stock broker uploaded the range twice in one leader epoch), or a copy started and never
+    /// finished on that range (its broker restarted or lost the leadership during the upload,
+    /// and the next leader uploaded the range again). One key holds one segment: these are the attempts
     /// the backfill leaves to null-key records, and the verification reports as superseded
     /// rather than lost. By segment start offset, then id.
     pub fn superseded(&self, tp: &TopicIdPartition) -> Vec<Superseded> {
@@ -699,11 +703,17 @@ impl Store {
                 }
             }
         }
+        // An unserved finished attempt, or a copy started and never finished on a range a
+        // finished attempt serves: its broker gave up (a later attempt of the range finished,
+        // typically after a restart or a leader change during the upload), or, were it a
+        // deposed leader's copy still running, finishing would make it the served attempt and
+        // the backfill would key it then, over the one keyed now.
+        let unserved = |m: &&SegmentMetadata| {
+            (m.state == SegmentState::CopySegmentFinished && !cache.serves(m.id))
+                || m.state == SegmentState::CopySegmentStarted
+        };
         let mut out = Vec::new();
-        for m in cache.segments().into_iter().filter(finished) {
-            if cache.serves(m.id) {
-                continue;
-            }
+        for m in cache.segments().into_iter().filter(unserved) {
             let by = self
                 .key_pair_of(tp, m.id, UNKNOWN_EPOCH)
                 .and_then(|pair| served.get(&pair).copied());

@@ -401,15 +401,60 @@ fn two_finished_attempts_of_one_range_the_served_one_is_keyed_at_every_cut() {
 }
 
 #[test]
+fn an_unfinished_attempt_beside_a_finished_one_is_superseded_in_either_order() {
+    // A copy abandoned unfinished and the range uploaded again (a broker restarted during the
+    // upload, as in the journey), or an unfinished attempt after the finished one: Kafka serves
+    // the finished one; the unfinished one is superseded, the backfill completes.
+    for (first, second) in [
+        [
+            stock_started(11, 300, 4),
+            stock_started(10, 300, 4),
+            stock_update(10, SegmentState::CopySegmentFinished),
+        ],
+        [
+            stock_started(10, 300, 4),
+            stock_update(10, SegmentState::CopySegmentFinished),
+            stock_started(11, 300, 4),
+        ],
+    ]
+    .into_iter()
+    .map(|recs| (stock_history(), recs))
+    {
+        let mut log: Vec<Rec> = first.into_iter().chain(second).collect();
+        let mut leader = Writer::of(&log);
+        let sup = leader.store.superseded(&tp());
+        assert_eq!(
+            sup.iter()
+                .map(|s| (s.segment_id, s.served_by))
+                .collect::<Vec<_>>(),
+            vec![(uuid(11), uuid(10))]
+        );
+        let backfill = leader.backfill(7).unwrap();
+        assert_eq!(
+            backfill
+                .iter()
+                .filter(|r| key_text(r) == k(399, 4, false))
+                .count(),
+            1,
+            "one segment record on the shared key: the finished attempt's"
+        );
+        leader.write(&mut log, backfill);
+        assert!(leader.backfill(7).unwrap().is_empty(), "done: no refusal");
+        let comp = live(&replay(&compacted(&log, false)));
+        assert_eq!(
+            comp.get(&uuid(10)),
+            Some(&SegmentState::CopySegmentFinished)
+        );
+        assert!(!comp.contains_key(&uuid(11)));
+    }
+}
+
+#[test]
 fn a_conflict_on_one_key_refuses_only_that_segment() {
-    // a finished attempt and an unfinished one of the same range: Kafka serves the finished
-    // one, the other is no superseded twin (not finished): it is refused, the rest moves
+    // two unfinished attempts of one range: neither is served, one key holds one segment; the
+    // second is refused until one finishes or is deleted, the rest moves
     let mut head = stock_history();
-    head.extend([
-        stock_started(10, 300, 4),
-        stock_update(10, SegmentState::CopySegmentFinished),
-        stock_started(11, 300, 4),
-    ]);
+    head.extend([stock_started(10, 300, 4), stock_started(11, 300, 4)]);
     let mut log = head.clone();
     let mut leader = Writer::of(&log);
     assert!(leader.store.superseded(&tp()).is_empty());
@@ -422,19 +467,8 @@ fn a_conflict_on_one_key_refuses_only_that_segment() {
         1,
         "one segment record on the shared key, not two"
     );
-    assert_eq!(
-        backfill.len(),
-        7,
-        "{:?}",
-        backfill.iter().map(key_text).collect::<Vec<_>>()
-    );
     leader.write(&mut log, backfill);
     let refused = leader.backfill(7).unwrap_err();
     assert_eq!(refused.kind(), ErrorKind::InvalidState);
     assert!(refused.to_string().contains("share key"), "{refused}");
-    let comp = live(&replay(&compacted(&log, false)));
-    assert_eq!(
-        comp.get(&uuid(10)),
-        Some(&SegmentState::CopySegmentFinished)
-    );
 }
