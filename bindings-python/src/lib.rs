@@ -7,6 +7,7 @@
 
 mod api;
 mod level;
+mod mapped;
 mod reconcile;
 
 use std::ffi::CString;

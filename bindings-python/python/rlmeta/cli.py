@@ -254,7 +254,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
     totals: Dict[str, int] = {}
     bar = _progress(args, sum(p.bytes for p in parts if p.files), "Scanning")
     for part in parts:
-        ins = Inspector()
+        ins = Inspector(scan_only=True)  # a scan shows no lifecycles and no compaction what-if
         null_keys: List[Tuple[int, int]] = []
         tombstones: List[Tuple[int, Optional[str]]] = []
         undecodable: List[Tuple[int, str]] = []
@@ -264,7 +264,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         if part.files:  # natively: only null keys and what replay did not simply apply come back
             findings = []
             for f in part.files:  # each null key only for --json, which lists them
-                nulls, found, last = ins.scan_file(f.read_bytes(), args.json)
+                nulls, found, last = ins.scan_path(f, args.json)  # mapped, not copied
                 null_keys += nulls
                 findings += [(o, a) for o, _, a in found]
                 last_ts = max(last_ts, last)
