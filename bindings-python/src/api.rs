@@ -473,8 +473,8 @@ impl Inspector_ {
         Ok(scan_out(scan))
     }
 
-    /// [`Inspector_::scan_file`] of the file at `path`, mapped rather than read (no copy); an
-    /// OSError if it does not open or map.
+    /// [`Inspector_::scan_file`] of the file at `path`, read here with the GIL released (no
+    /// Python `bytes` is made of it); an OSError if it does not read.
     #[pyo3(signature = (path, each_null_key=false))]
     fn scan_path(
         &mut self,
@@ -483,9 +483,11 @@ impl Inspector_ {
         each_null_key: bool,
     ) -> PyResult<ScanOut> {
         let inspector = self.get(py)?;
+        // Read, not mapped: a live broker may truncate its active segment under a scan, which a
+        // mapping turns into SIGBUS (the process dies); a read just sees the shorter file.
         let scan = py.detach(|| {
-            let file = crate::mapped::Mapped::open(&path)?;
-            Ok::<_, std::io::Error>(inspector.scan_file(file.bytes(), each_null_key))
+            let file = std::fs::read(&path)?;
+            Ok::<_, std::io::Error>(inspector.scan_file(&file, each_null_key))
         })?;
         Ok(scan_out(scan))
     }

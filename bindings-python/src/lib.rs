@@ -7,7 +7,6 @@
 
 mod api;
 mod level;
-mod mapped;
 mod reconcile;
 
 use std::ffi::CString;

@@ -150,8 +150,8 @@ class Inspector:
         return nulls, [(o, t, Applied._of(a)) for o, t, a in findings], last
 
     def scan_path(self, path: Union[str, "os.PathLike[str]"], each_null_key: bool = False) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int, Applied]], int]:
-        """:meth:`scan_file` of the file at ``path``, mapped into memory rather than read into
-        ``bytes`` (no copy); OSError if it does not open."""
+        """:meth:`scan_file` of the file at ``path``, read by the binding with the GIL released
+        (no ``bytes`` made of it); OSError if it does not read."""
         nulls, findings, last = self._native.scan_path(path, each_null_key)
         return nulls, [(o, t, Applied._of(a)) for o, t, a in findings], last
 

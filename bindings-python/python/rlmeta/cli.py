@@ -264,7 +264,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         if part.files:  # natively: only null keys and what replay did not simply apply come back
             findings = []
             for f in part.files:  # each null key only for --json, which lists them
-                nulls, found, last = ins.scan_path(f, args.json)  # mapped, not copied
+                nulls, found, last = ins.scan_path(f, args.json)  # read natively: no bytes object
                 null_keys += nulls
                 findings += [(o, a) for o, _, a in found]
                 last_ts = max(last_ts, last)
