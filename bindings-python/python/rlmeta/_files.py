@@ -14,7 +14,7 @@ from typing import Iterator, List, Optional, Tuple, Union
 from . import _native
 
 # The metadata topic: its partitions' directories are named after it.
-METADATA_TOPIC = "__remote_log_metadata"
+from ._tables import METADATA_TOPIC
 
 __all__ = [
     "Batch",
