@@ -357,6 +357,14 @@ impl Store_ {
 
 /// What `Inspector::scan_file` returns.
 type ScanOut = (Vec<(i64, i64)>, Vec<(i64, i64, Outcome)>, i64);
+fn scan_out(scan: inspect::FileScan) -> ScanOut {
+    let findings = scan.findings.iter();
+    let findings = findings
+        .map(|(o, t, a, c)| (*o, *t, outcome_coded(a, *c)))
+        .collect();
+    (scan.null_keys, findings, scan.last_timestamp)
+}
+
 /// `(partition, segment_id, state, since_ms)`.
 type StuckOut = (Tp, String, i8, i64);
 /// `(partition, (id, start, end), (id, start, end))`.
@@ -406,11 +414,16 @@ impl Inspector_ {
 
 #[pymethods]
 impl Inspector_ {
+    /// `scan_only`: the core's scan inspector (`Inspector::for_scan`).
     #[new]
-    fn new() -> Self {
-        Inspector_ {
-            inner: Some(Inspector::new()),
-        }
+    #[pyo3(signature = (scan_only=false))]
+    fn new(scan_only: bool) -> Self {
+        let inner = if scan_only {
+            Inspector::for_scan()
+        } else {
+            Inspector::new()
+        };
+        Inspector_ { inner: Some(inner) }
     }
 
     #[pyo3(signature = (offset, timestamp, key, value))]
@@ -457,11 +470,26 @@ impl Inspector_ {
     fn scan_file(&mut self, py: Python<'_>, data: &[u8], each_null_key: bool) -> PyResult<ScanOut> {
         let inspector = self.get(py)?;
         let scan = py.detach(|| inspector.scan_file(data, each_null_key));
-        let findings = scan.findings.iter();
-        let findings = findings
-            .map(|(o, t, a, c)| (*o, *t, outcome_coded(a, *c)))
-            .collect();
-        Ok((scan.null_keys, findings, scan.last_timestamp))
+        Ok(scan_out(scan))
+    }
+
+    /// [`Inspector_::scan_file`] of the file at `path`, read here with the GIL released (no
+    /// Python `bytes` is made of it); an OSError if it does not read.
+    #[pyo3(signature = (path, each_null_key=false))]
+    fn scan_path(
+        &mut self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        each_null_key: bool,
+    ) -> PyResult<ScanOut> {
+        let inspector = self.get(py)?;
+        // Read, not mapped: a live broker may truncate its active segment under a scan, which a
+        // mapping turns into SIGBUS (the process dies); a read just sees the shorter file.
+        let scan = py.detach(|| {
+            let file = std::fs::read(&path)?;
+            Ok::<_, std::io::Error>(inspector.scan_file(&file, each_null_key))
+        })?;
+        Ok(scan_out(scan))
     }
 
     /// `(first_offset, last_offset, min_timestamp, max_timestamp)` of the null-key records so

@@ -337,6 +337,30 @@ def test_inspector_on_a_broker_segment_and_stuck_overlaps():
     assert ov.first[0] == "EREREREREREiIiIiIiIiIg" and ov.second[1] == 50
 
 
+def test_scan_path_maps_the_file_and_the_scan_inspector_counts_alike(tmp_path):
+    # A scan's inspector reading the mapped file: the same file scan, null keys, store and
+    # summary counts as a full inspector fed the bytes; no lifecycles, no compaction what-if.
+    crafted = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "crafted" / "corrupt-crc" / "__remote_log_metadata-0"
+    assert sorted(crafted.glob("*.log")) and META_FILES
+    for files in [META_FILES, sorted(crafted.glob("*.log"))]:
+        full, scan = rlmeta.Inspector(), rlmeta.Inspector(scan_only=True)
+        for f in files:
+            assert scan.scan_path(f, True) == full.scan_file(f.read_bytes(), True)
+        assert (scan.null_keys(), scan.orphans(), scan.overlaps()) == (full.null_keys(), full.orphans(), full.overlaps())
+        a, b = full.finish(), scan.finish()
+        assert len(b.segments) == 0 and (len(a.segments) > 0 or files is not META_FILES)
+        assert (b.summary.kept_by_compaction, b.summary.lost_by_compaction) == (0, ())
+        same = ("records", "unread_records", "stops", "null_key_records", "keyed_records", "tombstones",
+                "undecodable", "fatal_to_old_brokers", "live_segments", "orphans", "level")
+        assert [getattr(b.summary, k) for k in same] == [getattr(a.summary, k) for k in same]
+        assert a.summary.records > 0
+    empty = tmp_path / "00000000000000000000.log"
+    empty.write_bytes(b"")
+    assert rlmeta.Inspector(scan_only=True).scan_path(empty) == ([], [], 0)
+    with pytest.raises(FileNotFoundError):
+        rlmeta.Inspector(scan_only=True).scan_path(tmp_path / "missing.log")
+
+
 def test_growth_projection_compacted_stays_bounded():
     points = rlmeta.project_growth(20 << 30, segment_bytes=1 << 30, tiered_retention_ms=7 * 86_400_000,
                                    user_partitions=8, days=60, sample_every_days=30)

@@ -78,10 +78,29 @@ print(json.dumps({{"records": len(records), "loaded": sorted(m for m in {TOOL_MO
     assert got["loaded"] == [], f"import rlmeta pulled in {got['loaded']}"
 
 
+def test_a_file_scan_starts_without_the_cluster_client():
+    # `rlmeta scan FILE` reads no cluster: the client (rlmeta._kafka, its ssl and logging) and the
+    # tools' dependencies stay unimported (a tenth of a 100 MB scan's run); the next test shows the
+    # probe sees rlmeta._kafka once it is imported.
+    code = f"""
+import io, json, sys, contextlib, rlmeta.cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    rc = rlmeta.cli.main(["scan", {str(SEGMENT)!r}])
+probe = ("rlmeta._kafka", "rlmeta._security", "ssl", *{TOOL_MODULES!r})
+print(json.dumps({{"rc": rc, "records": out.getvalue().count(" records"), "loaded": sorted(m for m in probe if m in sys.modules)}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/",
+                         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["rc"] == 0 and got["records"] >= 1
+    assert got["loaded"] == [], f"rlmeta scan FILE imported {got['loaded']}"
+
+
 def test_the_tools_do_import_them_so_the_check_above_can_fail():
     # The same probe on the CLI module sees kafka-python's import once a tool needs it: the list
     # above is empty because the codec does not import them, not because the probe cannot see.
-    code = "import sys, rlmeta._kafka as k, kafka; print(sorted(m for m in ('kafka',) if m in sys.modules))"
+    code = "import sys, rlmeta._kafka as k, kafka; print(sorted(m for m in ('kafka', 'rlmeta._kafka', 'ssl') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "['kafka']"
+    assert out.stdout.strip() == "['kafka', 'rlmeta._kafka', 'ssl']"

@@ -7,7 +7,8 @@
 //! segments that compacted log would no longer know. Text and JSON renderings of it. Also the
 //! marks a viewer puts on a lifecycle (stuck, dangling, overlapping) and a compaction preview at
 //! any moment with any topic configuration, and the tables a viewer's columns use (record kinds,
-//! flags, mark bits). Never: I/O.
+//! flags, mark bits). A scan's inspector ([`Inspector::for_scan`]) keeps the counts and the store
+//! alone. Never: I/O.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -162,6 +163,9 @@ pub struct Inspector {
     files_read: usize,
     /// A corrupt batch was met: no later record is read.
     stopped: bool,
+    /// Made by [`Inspector::for_scan`]: no lifecycles and no compaction what-if are kept, so
+    /// nothing of a record outlives its replay.
+    scan_only: bool,
 }
 
 /// A record of the inspector's log: its offset in the metadata partition, and where its value
@@ -235,6 +239,18 @@ impl Inspector {
             last_ts: 0,
             files_read: 0,
             stopped: false,
+            scan_only: false,
+        }
+    }
+
+    /// An inspector for a scan: the store, the summary's counts, the null-key span and the file
+    /// stops, as [`Inspector::new`] keeps them, but no lifecycles and no compaction what-if (a scan
+    /// shows neither). Its [`Inspector::finish`] has no segments, and the summary's compaction
+    /// fields (`compacted_at_ms`, `kept_by_compaction`, `lost_by_compaction`) keep their defaults.
+    pub fn for_scan() -> Inspector {
+        Inspector {
+            scan_only: true,
+            ..Inspector::new()
         }
     }
 
@@ -326,7 +342,9 @@ impl Inspector {
         if !self.begin_file(bytes) {
             return out;
         }
-        self.values.reserve(bytes.len());
+        if !self.scan_only {
+            self.values.reserve(bytes.len());
+        }
         let stop = read_file(bytes, |batch| {
             let Ok(records) = batch.records() else {
                 return;
@@ -393,8 +411,11 @@ impl Inspector {
             (Some(_), None) => summary.tombstones += 1,
         }
         let lifecycles = &mut self.lifecycles;
+        let fold_lifecycles = !self.scan_only;
         let applied = self.store.apply_seen(offset, key, value, |seen| {
-            fold(lifecycles, seen, offset);
+            if fold_lifecycles {
+                fold(lifecycles, seen, offset);
+            }
         });
         if let Applied::Skipped(skip) = &applied {
             match skip {
@@ -406,7 +427,7 @@ impl Inspector {
                     });
                     // Replay does not read a value under the level record key; a lifecycle
                     // still shows one that decodes.
-                    if let Some(Ok(v)) = value.map(decode_value) {
+                    if let Some(Ok(v)) = value.filter(|_| fold_lifecycles).map(decode_value) {
                         fold(lifecycles, Seen::Value(&v), offset);
                     }
                 }
@@ -417,6 +438,9 @@ impl Inspector {
         // KIP-1266 version.
         if applied.fatal_to_kafka(value) {
             summary.fatal_to_old_brokers += 1;
+        }
+        if self.scan_only {
+            return applied;
         }
         self.log.append(
             timestamp,
@@ -470,6 +494,7 @@ impl Inspector {
             last_ts,
             files_read: _,
             stopped: _,
+            scan_only,
         } = self;
         let mut lifecycles = lifecycles;
         let live = live_ids(&store);
@@ -482,6 +507,13 @@ impl Inspector {
         let now: std::collections::HashMap<Uuid, SegmentState> = live.iter().copied().collect();
         for l in lifecycles.values_mut() {
             l.now = now.get(&l.id).copied();
+        }
+        if scan_only {
+            // Nothing was kept for lifecycles or the compaction what-if: the counts alone.
+            return Inspection {
+                segments: Vec::new(),
+                summary,
+            };
         }
         let at = last_ts.saturating_add(COMPACTION_HORIZON_MS);
         let mut after = Store::new();
@@ -1212,6 +1244,23 @@ mod preview_tests {
             let o = owned.finish();
             assert_eq!(o.summary, report.summary, "{d:?}");
             assert_eq!(o.segments, report.segments, "{d:?}");
+            // A scan's inspector: the same counts, stops, store and file scans, without the
+            // lifecycles and the compaction what-if.
+            let (mut full, mut scan) = (Inspector::new(), Inspector::for_scan());
+            for f in &files {
+                assert_eq!(full.scan_file(f, true), scan.scan_file(f, true), "{d:?}");
+            }
+            assert_eq!(full.null_keys(), scan.null_keys(), "{d:?}");
+            assert_eq!(live_ids(full.store()), live_ids(scan.store()), "{d:?}");
+            let scanned = scan.finish();
+            assert!(scanned.segments.is_empty(), "{d:?}");
+            let expected = Summary {
+                compacted_at_ms: 0,
+                kept_by_compaction: 0,
+                lost_by_compaction: Vec::new(),
+                ..report.summary.clone()
+            };
+            assert_eq!(scanned.summary, expected, "{d:?}");
             kept += usize::from(s.kept_by_compaction > 0 && s.keyed_records > 0);
             checked += 1;
         }

@@ -13,6 +13,9 @@ from typing import Iterator, List, Optional, Tuple, Union
 
 from . import _native
 
+# The metadata topic: its partitions' directories are named after it.
+from ._tables import METADATA_TOPIC
+
 __all__ = [
     "Batch",
     "LogRecord",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+import os
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import _native
 from ._model import SegmentState, TopicIdPartition
@@ -121,10 +122,14 @@ def _lifecycle(d: Dict[str, Any]) -> Lifecycle:
 
 
 class Inspector:
-    """Fed a metadata partition's records (a live topic) or files, in offset order."""
+    """Fed a metadata partition's records (a live topic) or files, in offset order.
 
-    def __init__(self) -> None:
-        self._native = _native.Inspector()
+    ``scan_only``: keep what a scan shows (the summary's counts, the store, null keys, stops)
+    and no lifecycles or compaction what-if: :meth:`finish` then has no segments, and the
+    summary's ``kept_by_compaction`` and ``lost_by_compaction`` stay 0 and empty."""
+
+    def __init__(self, scan_only: bool = False) -> None:
+        self._native = _native.Inspector(scan_only)
 
     def push(self, offset: int, timestamp: int, key: Optional[bytes], value: Optional[bytes]) -> Applied:
         return Applied._of(self._native.push(offset, timestamp, key, value))
@@ -142,6 +147,12 @@ class Inspector:
         ``(offset, timestamp, Applied)`` of each record a scan lists (tombstones, undecodable
         values, level records, bad keys), and the last timestamp."""
         nulls, findings, last = self._native.scan_file(bytes(data), each_null_key)
+        return nulls, [(o, t, Applied._of(a)) for o, t, a in findings], last
+
+    def scan_path(self, path: Union[str, "os.PathLike[str]"], each_null_key: bool = False) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int, Applied]], int]:
+        """:meth:`scan_file` of the file at ``path``, read by the binding with the GIL released
+        (no ``bytes`` made of it); OSError if it does not read."""
+        nulls, findings, last = self._native.scan_path(path, each_null_key)
         return nulls, [(o, t, Applied._of(a)) for o, t, a in findings], last
 
     def null_keys(self) -> Optional[Tuple[int, int, int, int]]:

@@ -15,12 +15,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
+from ._files import METADATA_TOPIC  # defined with the file readers: a file scan names it without this module
 from ._security import AccessDenied, AuthenticationFailed, ClientSecurity, client_security, load_properties
 
 __all__ = ["METADATA_TOPIC", "Cluster", "Reader", "ConsumedRecord", "client_configs", "load_properties",
            "AccessDenied", "AuthenticationFailed"]
 
-METADATA_TOPIC = "__remote_log_metadata"
 
 TOPIC_RESOURCE = "Topic:" + METADATA_TOPIC
 

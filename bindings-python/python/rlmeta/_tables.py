@@ -166,6 +166,8 @@ MARK = {
 
 #: The feature's name in KRaft's finalized features.
 FEATURE_NAME = "remote.log.metadata.version"
+#: The metadata topic's name.
+METADATA_TOPIC = "__remote_log_metadata"
 #: Level 1's retention in the KIP's tool.
 DEFAULT_V1_RETENTION_MS = 1209600000
 #: Level 1's ``segment.ms`` in the KIP's tool.

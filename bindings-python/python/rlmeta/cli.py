@@ -42,11 +42,9 @@ from ._compaction import (
     project_growth,
 )
 from ._tables import COMPACTION_HORIZON_MS, SUMMARY_COMPACTION
-from ._files import dump_log, dump_log_json, read_records
+from ._files import METADATA_TOPIC, dump_log, dump_log_json, read_records
 from ._inspect import Inspector
-from ._kafka import METADATA_TOPIC, Cluster
 from ._model import SegmentState
-from ._security import AccessDenied, AuthenticationFailed, CommandConfigError
 from ._store import Outcome, SkipKind, Store
 
 Rec = Tuple[int, int, Optional[bytes], Optional[bytes]]
@@ -140,6 +138,8 @@ def partitions_from_files(paths: List[str]) -> List[Partition]:
 
 
 def partitions_from_cluster(args: argparse.Namespace) -> List[Partition]:
+    from ._kafka import Cluster  # imported when a cluster is read (a file scan never is)
+
     cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
     try:
         parts = cluster.partitions(METADATA_TOPIC)
@@ -254,7 +254,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
     totals: Dict[str, int] = {}
     bar = _progress(args, sum(p.bytes for p in parts if p.files), "Scanning")
     for part in parts:
-        ins = Inspector()
+        ins = Inspector(scan_only=True)  # a scan shows no lifecycles and no compaction what-if
         null_keys: List[Tuple[int, int]] = []
         tombstones: List[Tuple[int, Optional[str]]] = []
         undecodable: List[Tuple[int, str]] = []
@@ -264,7 +264,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         if part.files:  # natively: only null keys and what replay did not simply apply come back
             findings = []
             for f in part.files:  # each null key only for --json, which lists them
-                nulls, found, last = ins.scan_file(f.read_bytes(), args.json)
+                nulls, found, last = ins.scan_path(f, args.json)  # read natively: no bytes object
                 null_keys += nulls
                 findings += [(o, a) for o, _, a in found]
                 last_ts = max(last_ts, last)
@@ -397,6 +397,8 @@ def parse_size(text: str) -> int:
 
 
 def _live_topic_config(args: argparse.Namespace) -> TopicConfig:
+    from ._kafka import Cluster
+
     cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
     try:
         c = cluster.topic_configs([METADATA_TOPIC])[METADATA_TOPIC]
@@ -549,7 +551,7 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         if args.delete:
             journal = Path(args.journal or "rlmeta-reconcile-journal.jsonl")
             result = _reconcile.execute(found, lambda: run()[0], store, journal, args.yes)
-    except (ValueError, _reconcile.StoreError, _reconcile.MetadataError, CommandConfigError, AccessDenied, AuthenticationFailed) as e:
+    except (ValueError, _reconcile.StoreError, _reconcile.MetadataError, *_security_errors()) as e:
         return fail(str(e))
     except _native.RlmetaError as e:
         return fail(str(e))
@@ -646,6 +648,14 @@ def build_parser() -> argparse.ArgumentParser:
 COMMANDS = {"inspect": cmd_inspect, "scan": cmd_scan, "simulate": cmd_simulate, "profile": cmd_profile}
 
 
+def _security_errors() -> Tuple[type, ...]:
+    """The cluster client's configuration, authentication and authorization errors, once a command
+    has imported it (only then can one be raised): a file scan starts without it (kafka-python's
+    wrapper, ssl and logging are a tenth of its run)."""
+    s = sys.modules.get(f"{__package__}._security")
+    return (s.CommandConfigError, s.AccessDenied, s.AuthenticationFailed) if s is not None else ()
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -661,7 +671,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         else:
             parts = load(args)
         text, doc = COMMANDS[args.command](args, parts)
-    except (CommandConfigError, AccessDenied, AuthenticationFailed) as e:
+    except _security_errors() as e:
         print(f"rlmeta {args.command}: {e}", file=sys.stderr)
         return 2
     except (ValueError, FileNotFoundError) as e:

@@ -17,7 +17,8 @@ use std::process::ExitCode;
 use rlmeta::compaction::{CleanupPolicy, TopicConfig};
 use rlmeta::error::ErrorKind;
 use rlmeta::feature::{
-    DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS, FEATURE_NAME, LEVEL_RECORD_KEY, MetadataLevel,
+    DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS, FEATURE_NAME, LEVEL_RECORD_KEY, METADATA_TOPIC,
+    MetadataLevel,
 };
 use rlmeta::host::{fatal_to_kafka, outcome};
 use rlmeta::inspect::{COMPACTION_HORIZON_MS, flag, kind, mark, summary_compaction_config};
@@ -361,7 +362,7 @@ fn py_tables() -> String {
     }
     let _ = writeln!(
         s,
-        "}}\n\n#: The feature's name in KRaft's finalized features.\nFEATURE_NAME = {FEATURE_NAME:?}\n#: Level 1's retention in the KIP's tool.\nDEFAULT_V1_RETENTION_MS = {DEFAULT_V1_RETENTION_MS}\n#: Level 1's ``segment.ms`` in the KIP's tool.\nDEFAULT_V1_SEGMENT_MS = {DEFAULT_V1_SEGMENT_MS}\n"
+        "}}\n\n#: The feature's name in KRaft's finalized features.\nFEATURE_NAME = {FEATURE_NAME:?}\n#: The metadata topic's name.\nMETADATA_TOPIC = {METADATA_TOPIC:?}\n#: Level 1's retention in the KIP's tool.\nDEFAULT_V1_RETENTION_MS = {DEFAULT_V1_RETENTION_MS}\n#: Level 1's ``segment.ms`` in the KIP's tool.\nDEFAULT_V1_SEGMENT_MS = {DEFAULT_V1_SEGMENT_MS}\n"
     );
     s.push_str("#: What the cleaner follows at each level (``MetadataLevel::cleaner_config`` with the defaults\n#: above): level -> the fields of ``rlmeta.TopicConfig``.\nLEVEL_PRESETS = {\n");
     for (level, c) in presets() {
