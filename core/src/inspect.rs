@@ -1107,13 +1107,6 @@ pub fn summary_compaction(
     )
 }
 
-/// The batches of a segment file image as the inspection reads them: the walk stops at the
-/// first batch that does not read (a corrupt one; kafka-dump-log stops there too) and skips
-/// entries of an older magic.
-fn file_batches(bytes: &[u8]) -> impl Iterator<Item = crate::batch::Batch<'_>> {
-    Batches::new(bytes, ReadOptions::default()).flatten()
-}
-
 /// Hands `each` every batch of a file image a consumer reads, in order (legacy entries are
 /// stepped over, as Kafka's reader does); returns where and why the read stopped before the
 /// file's end, if it did.
@@ -1165,20 +1158,14 @@ pub fn preview_index(
 }
 
 /// [`preview_compaction`] over segment file images of one metadata partition, in offset order,
-/// read as [`Inspector::push_file`] reads them, each record with its size in its batch.
+/// each record with its size in its batch: the records [`Inspector::push_file`] reads, up to the
+/// partition's first corrupt batch ([`crate::index`]'s rule, through [`preview_index`]).
 pub fn preview_compaction_files(
     files: &[&[u8]],
     config: TopicConfig,
     now_ms: i64,
 ) -> CompactionPreview {
-    let batches: Vec<crate::batch::Batch<'_>> =
-        files.iter().flat_map(|f| file_batches(f)).collect();
-    let mut records = Vec::new();
-    for b in &batches {
-        let Ok(rs) = b.records() else { continue };
-        records.extend(rs.flatten().map(|r| PreviewRecord::of(&r)));
-    }
-    preview_compaction(&records, config, now_ms)
+    preview_index(&crate::index::index_files(files), files, config, now_ms).0
 }
 
 #[cfg(test)]

@@ -192,6 +192,15 @@ fn agrees_with_inspect(files: &[&[u8]]) {
         s.compacted_at_ms,
     );
     assert_eq!(p.records_after, s.kept_by_compaction);
+    // `rlmeta simulate`'s preview of the files reads the same records
+    assert_eq!(
+        crate::inspect::preview_compaction_files(
+            files,
+            summary_compaction_config(),
+            s.compacted_at_ms
+        ),
+        p
+    );
     assert_eq!(p.lost, s.lost_by_compaction);
     assert_eq!(kept.len(), index.rows());
     assert_eq!(
