@@ -239,6 +239,16 @@
 #define RLMETA_OUTCOME_ALREADY_APPLIED_V1 19
 
 /**
+ * The store keeps only the user partitions loaded into it (a broker's view) and does not hold the record's partition: skipped, as Kafka's ConsumerTask skips it.
+ */
+#define RLMETA_OUTCOME_NOT_HELD 20
+
+/**
+ * NOT_HELD, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+ */
+#define RLMETA_OUTCOME_NOT_HELD_V1 21
+
+/**
  * `rlmeta_store_highest_offset_for_epoch` when the epoch has no offset (Java's Long.MIN_VALUE).
  */
 #define RLMETA_NO_OFFSET INT64_MIN
@@ -507,9 +517,17 @@ int64_t rlmeta_error_offset(const struct RlmetaError *err);
 void rlmeta_error_free(struct RlmetaError *err);
 
 /**
- * A new, empty store. NULL only if memory runs out.
+ * A new, empty store that keeps every user partition a record names. NULL only if memory runs
+ * out.
  */
 struct RlmetaStore *rlmeta_store_new(void);
+
+/**
+ * A new, empty store that keeps only the user partitions loaded into it, as a broker's consumer
+ * does: a record of any other partition is skipped (RLMETA_OUTCOME_NOT_HELD) and leaves no
+ * trace. NULL only if memory runs out.
+ */
+struct RlmetaStore *rlmeta_store_new_held(void);
 
 /**
  * Releases a store. NULL is accepted.
@@ -543,15 +561,19 @@ uint32_t rlmeta_store_apply(struct RlmetaStore *store,
 
 /**
  * Kafka's `maybeLoadPartition`: starts holding a user partition (no-op if held).
+ * `*out_fresh` (if not NULL) is true when it was not held: it starts empty, and its metadata
+ * partition must be replayed from the beginning before it is marked initialized.
  *
  * # Safety
- * `store` is a live handle; `topic` a NUL-terminated string; `err` NULL or writable.
+ * `store` is a live handle; `topic` a NUL-terminated string; `out_fresh` NULL or writable;
+ * `err` NULL or writable.
  */
 uint32_t rlmeta_store_load_partition(struct RlmetaStore *store,
                                      int64_t topic_id_msb,
                                      int64_t topic_id_lsb,
                                      const char *topic,
                                      int32_t partition,
+                                     bool *out_fresh,
                                      struct RlmetaError **err);
 
 /**

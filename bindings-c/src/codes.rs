@@ -92,3 +92,7 @@ pub const RLMETA_OUTCOME_APPLIED_WITH_BAD_KEY_V1: u8 = 17;
 pub const RLMETA_OUTCOME_DROPPED_V1: u8 = 18;
 /// ALREADY_APPLIED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
 pub const RLMETA_OUTCOME_ALREADY_APPLIED_V1: u8 = 19;
+/// The store keeps only the user partitions loaded into it (a broker's view) and does not hold the record's partition: skipped, as Kafka's ConsumerTask skips it.
+pub const RLMETA_OUTCOME_NOT_HELD: u8 = 20;
+/// NOT_HELD, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+pub const RLMETA_OUTCOME_NOT_HELD_V1: u8 = 21;

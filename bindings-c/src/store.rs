@@ -141,13 +141,26 @@ fn segment_buf(tp: &TopicIdPartition, m: Option<&SegmentMetadata>) -> rlmeta::Re
     })
 }
 
-/// A new, empty store. NULL only if memory runs out.
+/// A new, empty store that keeps every user partition a record names. NULL only if memory runs
+/// out.
 #[unsafe(no_mangle)]
 pub extern "C" fn rlmeta_store_new() -> *mut RlmetaStore {
+    boxed(Store::new())
+}
+
+/// A new, empty store that keeps only the user partitions loaded into it, as a broker's consumer
+/// does: a record of any other partition is skipped (RLMETA_OUTCOME_NOT_HELD) and leaves no
+/// trace. NULL only if memory runs out.
+#[unsafe(no_mangle)]
+pub extern "C" fn rlmeta_store_new_held() -> *mut RlmetaStore {
+    boxed(Store::held())
+}
+
+fn boxed(store: Store) -> *mut RlmetaStore {
     let mut out = ptr::null_mut();
     guard(ptr::null_mut(), || {
         out = Box::into_raw(Box::new(RlmetaStore {
-            store: RwLock::new(Store::new()),
+            store: RwLock::new(store),
         }));
         Ok(())
     });
@@ -212,9 +225,12 @@ pub unsafe extern "C" fn rlmeta_store_apply(
 }
 
 /// Kafka's `maybeLoadPartition`: starts holding a user partition (no-op if held).
+/// `*out_fresh` (if not NULL) is true when it was not held: it starts empty, and its metadata
+/// partition must be replayed from the beginning before it is marked initialized.
 ///
 /// # Safety
-/// `store` is a live handle; `topic` a NUL-terminated string; `err` NULL or writable.
+/// `store` is a live handle; `topic` a NUL-terminated string; `out_fresh` NULL or writable;
+/// `err` NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rlmeta_store_load_partition(
     store: *mut RlmetaStore,
@@ -222,6 +238,7 @@ pub unsafe extern "C" fn rlmeta_store_load_partition(
     topic_id_lsb: i64,
     topic: *const c_char,
     partition: i32,
+    out_fresh: *mut bool,
     err: *mut *mut RlmetaError,
 ) -> u32 {
     guard(err, || {
@@ -233,12 +250,12 @@ pub unsafe extern "C" fn rlmeta_store_load_partition(
             partition,
         };
         // SAFETY: the caller's promise on `store`.
-        unsafe {
-            write(store, |s| {
-                s.load_partition(&tp);
-                Ok(())
-            })
+        let fresh = unsafe { write(store, |s| Ok(s.load_partition(&tp))) }?;
+        if !out_fresh.is_null() {
+            // SAFETY: the caller's promise on `out_fresh`.
+            unsafe { *out_fresh = fresh };
         }
+        Ok(())
     })
 }
 

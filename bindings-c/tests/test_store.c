@@ -208,7 +208,7 @@ static void test_store_lifecycle(void) {
     bool flag = true;
     int64_t next = 0, n = 0;
     RlmetaBufList list = {0};
-    check(rlmeta_store_load_partition(s, MSB, LSB, "orders", 0, NULL) == RLMETA_OK, "load_partition");
+    check(rlmeta_store_load_partition(s, MSB, LSB, "orders", 0, NULL, NULL) == RLMETA_OK, "load_partition");
     check(rlmeta_store_is_initialized(s, MSB, LSB, 0, &flag, NULL) == RLMETA_OK && !flag, "loaded, not initialized");
     uint32_t st = rlmeta_store_segments(s, MSB, LSB, 0, false, 0, &list, &err);
     check(st == RLMETA_NOT_INITIALIZED && rlmeta_error_code(err) == 15 && list.items == NULL,
@@ -352,7 +352,7 @@ static void test_store_outcomes_and_errors(void) {
     rlmeta_error_free(err);
     err = NULL;
     check(rlmeta_store_segment_for(s, MSB, LSB, 0, 0, 0, NULL, NULL) == RLMETA_INVALID_ARGUMENT, "NULL output");
-    check(rlmeta_store_load_partition(s, MSB, LSB, NULL, 0, NULL) == RLMETA_INVALID_ARGUMENT, "NULL topic");
+    check(rlmeta_store_load_partition(s, MSB, LSB, NULL, 0, NULL, NULL) == RLMETA_INVALID_ARGUMENT, "NULL topic");
     RlmetaPlanned p = {{0}, {0}};
     check(rlmeta_store_plan(s, garbage, 3, 0, 2, &p, NULL) != RLMETA_OK && p.keys.items == NULL, "plan of garbage fails");
     RlmetaBuf copy = encode(COPY_STARTED);
@@ -436,7 +436,50 @@ static void test_store_threads(void) {
     rlmeta_store_free(s);
 }
 
+/* A held store (a broker's view): a partition that leaves and comes back is rebuilt by a replay
+ * from offset 0, whatever was read while it was away; the records of a partition not held are
+ * NOT_HELD and leave nothing behind. */
+static void test_store_held(void) {
+    RlmetaStore *s = rlmeta_store_new_held();
+    check(s != NULL, "rlmeta_store_new_held");
+    bool fresh = false, flag = false;
+    RlmetaBufList list = {0};
+    RlmetaBuf copy = encode(COPY_STARTED), done = update_doc(1, 1700000000002);
+    const RlmetaBuf *log[2] = {&copy, &done};
+    uint8_t out = 0xff;
+    check(rlmeta_store_load_partition(s, MSB, LSB, "orders", 0, &fresh, NULL) == RLMETA_OK && fresh,
+          "a first load asks for a replay");
+    check(rlmeta_store_load_partition(s, MSB, LSB, "orders", 0, &fresh, NULL) == RLMETA_OK && !fresh,
+          "loading a held partition again does not");
+    check(rlmeta_store_unload_partition(s, MSB, LSB, 0, NULL) == RLMETA_OK, "unload");
+    for (int i = 0; i < 2; i++) {
+        batch b = {0};
+        batch_add(&b, i, NULL, -1, log[i]->data, (int32_t)log[i]->len);
+        check(batch_apply(&b, s, &out, NULL) == RLMETA_OK && out == RLMETA_OUTCOME_NOT_HELD,
+              "record %d of a partition not held: NOT_HELD (%u)", i, out);
+        batch_free(&b);
+    }
+    check(rlmeta_store_load_partition(s, MSB, LSB, "orders", 0, &fresh, NULL) == RLMETA_OK && fresh,
+          "back: the store kept nothing, a replay is needed");
+    for (int i = 0; i < 2; i++) {
+        batch b = {0};
+        batch_add(&b, i, NULL, -1, log[i]->data, (int32_t)log[i]->len);
+        check(batch_apply(&b, s, &out, NULL) == RLMETA_OK && out == RLMETA_OUTCOME_APPLIED,
+              "replayed record %d applies (%u)", i, out);
+        batch_free(&b);
+    }
+    check(rlmeta_store_mark_initialized(s, MSB, LSB, "orders", 0, &flag, NULL) == RLMETA_OK && flag, "initialized");
+    check(rlmeta_store_segments(s, MSB, LSB, 0, false, 0, &list, NULL) == RLMETA_OK && list.len == 1 &&
+              segment_field(&list.items[0], "remoteLogSegmentState") == 1,
+          "the replayed segment is COPY_SEGMENT_FINISHED");
+    rlmeta_buf_list_free(&list);
+    rlmeta_buf_free(&copy);
+    rlmeta_buf_free(&done);
+    rlmeta_store_free(s);
+}
+
 void store_api_tests(void) {
+    test_store_held();
     test_store_lifecycle();
     test_store_outcomes_and_errors();
     test_store_threads();

@@ -108,6 +108,7 @@ fn skip_out(skip: &Skip) -> (&'static str, Option<String>, Option<u32>) {
             Some(format!("{partition}: last applied offset {last}")),
             None,
         ),
+        Skip::NotHeld { partition } => ("not_held", Some(partition.to_string()), None),
     }
 }
 

@@ -61,8 +61,13 @@ pub mod outcome {
     /// ALREADY_APPLIED, of a value of a KIP-1266 version (fatal to a broker that predates
     /// KIP-1266).
     pub const ALREADY_APPLIED_V1: u8 = 19;
+    /// A store that keeps only loaded partitions does not hold the record's user partition.
+    pub const NOT_HELD: u8 = 20;
+    /// NOT_HELD, of a value of a KIP-1266 version (fatal to a broker that predates KIP-1266,
+    /// which deserializes every record before it looks at the partition).
+    pub const NOT_HELD_V1: u8 = 21;
     /// The highest code.
-    pub const MAX: u8 = ALREADY_APPLIED_V1;
+    pub const MAX: u8 = NOT_HELD_V1;
 
     /// Every code with its stable name (kebab case), by code: the one table hosts count and
     /// log outcomes by (the Java plugin's counters, logs and dump use these names).
@@ -87,6 +92,8 @@ pub mod outcome {
         (APPLIED_WITH_BAD_KEY_V1, "applied-with-bad-key-v1"),
         (DROPPED_V1, "dropped-v1"),
         (ALREADY_APPLIED_V1, "already-applied-v1"),
+        (NOT_HELD, "not-held"),
+        (NOT_HELD_V1, "not-held-v1"),
     ];
 
     /// One line for people per code, by code: what the outcome means (the doc comment of every
@@ -112,6 +119,8 @@ pub mod outcome {
         "APPLIED_WITH_BAD_KEY, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.",
         "DROPPED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.",
         "ALREADY_APPLIED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.",
+        "The store keeps only the user partitions loaded into it (a broker's view) and does not hold the record's partition: skipped, as Kafka's ConsumerTask skips it.",
+        "NOT_HELD, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.",
     ];
 
     /// The stable name of an outcome code, or `None` for a code that names no outcome.
@@ -132,6 +141,7 @@ pub mod outcome {
             APPLIED_WITH_BAD_KEY => APPLIED_WITH_BAD_KEY_V1,
             DROPPED => DROPPED_V1,
             ALREADY_APPLIED => ALREADY_APPLIED_V1,
+            NOT_HELD => NOT_HELD_V1,
             other => other,
         }
     }
@@ -158,6 +168,7 @@ pub fn fatal_to_kafka(code: u8) -> bool {
             | APPLIED_WITH_BAD_KEY_V1
             | DROPPED_V1
             | ALREADY_APPLIED_V1
+            | NOT_HELD_V1
     )
 }
 
@@ -202,6 +213,7 @@ impl Applied {
                 Skip::Dropped { .. } => outcome::DROPPED,
                 Skip::PartitionDeleted { .. } => outcome::PARTITION_DELETED,
                 Skip::AlreadyApplied { .. } => outcome::ALREADY_APPLIED,
+                Skip::NotHeld { .. } => outcome::NOT_HELD,
             },
         }
     }
@@ -428,6 +440,7 @@ mod tests {
                 partition: tp(),
                 last: 1,
             },
+            Skip::NotHeld { partition: tp() },
         ];
         for s in &skips {
             let code = Applied::Skipped(s.clone()).outcome_code_v0();

@@ -348,7 +348,61 @@ fn check_upload_epoch(tp: &TopicIdPartition, m: &SegmentMetadata) -> Result<()> 
     Ok(())
 }
 
+/// What a broker knows of itself as the writer of an event, when Kafka hands it no leader epoch
+/// (stock Kafka never does): whether it leads the partition now, and the newest leader epoch it
+/// has seen Kafka use for the partition since it became its leader ([`UNKNOWN_EPOCH`] if none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Writer {
+    pub leads: bool,
+    pub known_epoch: i32,
+}
+
+impl Writer {
+    /// The leader epoch a copy of `m` is keyed with: the known epoch, raised to the newest epoch of
+    /// the segment's own data. Only the leader writes a segment's leader-epoch map, from its own
+    /// leader-epoch cache, and a leader's epoch is at least every epoch in its log: data of a newer
+    /// epoch proves the known one stale (KRaft bumps the epoch when the replica set shrinks or
+    /// grows, or an election returns to the same broker, and tells the manager nothing). Unknown
+    /// stays unknown: before Kafka has used an epoch for this term, the data's newest epoch may be
+    /// the previous leader's, whose key that leader may hold.
+    pub fn copy_epoch(&self, m: &SegmentMetadata) -> i32 {
+        if self.known_epoch < 0 {
+            return UNKNOWN_EPOCH;
+        }
+        m.leader_epochs
+            .iter()
+            .map(|&(e, _)| e)
+            .fold(self.known_epoch, i32::max)
+    }
+}
+
 impl Store {
+    /// [`Store::plan`] of the event in a serde value, written by a broker that knows what
+    /// `writer` says: a copy is refused (retriably, [`ErrorKind::InvalidState`]) unless the
+    /// broker leads the partition (a deposed leader's late upload would key a segment under an
+    /// epoch the new leader no longer serves), and is keyed with [`Writer::copy_epoch`]; every
+    /// other event carries the known epoch, as [`Store::plan_value`] takes it.
+    pub fn plan_for_writer(
+        &self,
+        value: &[u8],
+        writer: Writer,
+        level: i16,
+    ) -> Result<Vec<Planned>> {
+        let level = MetadataLevel::from_level(level)?;
+        let mut event =
+            Event::from_value(&crate::record::decode_value(value)?, writer.known_epoch)?;
+        if let Event::CopyStarted { partition, segment } = &mut event {
+            if !writer.leads {
+                return Err(refuse(format!(
+                    "this broker does not lead {partition}: a copy is written only by the \
+                     partition's current leader"
+                )));
+            }
+            segment.broker_leader_epoch = writer.copy_epoch(segment);
+        }
+        self.plan(&event, level)
+    }
+
     /// Whether a segment still needs its metadata: known to the cache, or an orphan not yet
     /// DELETE_SEGMENT_FINISHED.
     fn is_live(&self, tp: &TopicIdPartition, id: Uuid) -> bool {
@@ -967,5 +1021,59 @@ mod tests {
         };
         // As Kafka's sorted map holds them, and as the cache keeps a decoded record's epochs.
         assert_eq!(epochs, vec![(4, 0), (5, 40)]);
+    }
+
+    fn tp() -> TopicIdPartition {
+        TopicIdPartition {
+            topic_id: Uuid::new(0x0123456789abcdef, 9),
+            topic: "orders".into(),
+            partition: 0,
+        }
+    }
+
+    /// Issue 31: the leader stays, KRaft bumps its epoch (a shrink of the replica set), and the
+    /// segment's own data carries the new epoch while the host knows the old one. Before the
+    /// writer rule every such copy was refused ("below epoch 6 of the segment's own data").
+    #[test]
+    fn a_copy_after_an_epoch_bump_under_the_same_leader_is_keyed_by_the_new_epoch() {
+        let store = Store::held();
+        let copy = crate::testing::stock::started(&tp(), Uuid::new(1, 1), 0, 6).unwrap();
+        let stale = Writer {
+            leads: true,
+            known_epoch: 5,
+        };
+        let explicit = store.plan_value(&copy, stale.known_epoch, 2);
+        assert_eq!(
+            explicit.err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidState),
+            "an explicit stale epoch stays refused"
+        );
+        let planned = store.plan_for_writer(&copy, stale, 2).unwrap();
+        assert_eq!(planned.len(), 1);
+        assert_eq!(planned[0].key.broker_leader_epoch, 6);
+        assert_eq!(planned[0].key.end_offset, 99);
+        // data older than the known epoch: the known one
+        let older = crate::testing::stock::started(&tp(), Uuid::new(2, 2), 100, 4).unwrap();
+        let planned = store.plan_for_writer(&older, stale, 2).unwrap();
+        assert_eq!(planned[0].key.broker_leader_epoch, 5);
+    }
+
+    #[test]
+    fn a_copy_needs_a_leader_that_knows_its_term() {
+        let store = Store::held();
+        let copy = crate::testing::stock::started(&tp(), Uuid::new(1, 1), 0, 6).unwrap();
+        let deposed = Writer {
+            leads: false,
+            known_epoch: 6,
+        };
+        let e = store.plan_for_writer(&copy, deposed, 2).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidState);
+        assert!(e.message().contains("does not lead"), "{e}");
+        let new_term = Writer {
+            leads: true,
+            known_epoch: UNKNOWN_EPOCH,
+        };
+        let e = store.plan_for_writer(&copy, new_term, 2).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotInitialized, "{e}");
     }
 }

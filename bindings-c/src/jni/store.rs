@@ -17,7 +17,7 @@ use jni::sys::{jboolean, jint, jlong};
 use jni::{Env, EnvUnowned, jni_sig, jni_str};
 use rlmeta::cache::{SegmentMetadata, Store};
 use rlmeta::feature::MetadataLevel;
-use rlmeta::plan::{Planned, current_segment_value};
+use rlmeta::plan::{Planned, Writer, current_segment_value};
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
 
 use super::{call, core, required, string, throw_core};
@@ -202,10 +202,12 @@ impl Drop for Pinned {
 pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeNew<'l>(
     env: EnvUnowned<'l>,
     _class: JClass<'l>,
+    held: jboolean,
 ) -> jlong {
     call(env, |env| {
         core(env, || {
-            Ok(Box::into_raw(Box::new(Handle::new(Store::new()))) as usize as jlong)
+            let store = if held { Store::held() } else { Store::new() };
+            Ok(Box::into_raw(Box::new(Handle::new(store))) as usize as jlong)
         })
     })
 }
@@ -287,12 +289,44 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeLoadPartition<'l>(
     lsb: jlong,
     topic: JString<'l>,
     p: jint,
+) -> jboolean {
+    call(env, |env| {
+        let tp = named(env, msb, lsb, &topic, p)?;
+        write(env, h, |s| Ok(s.load_partition(&tp)))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeResetPartition<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    topic: JString<'l>,
+    p: jint,
 ) {
     call(env, |env| {
         let tp = named(env, msb, lsb, &topic, p)?;
         write(env, h, |s| {
-            s.load_partition(&tp);
+            s.reset_partition(&tp);
             Ok(())
+        })
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeRewindMetadataPartition<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    mp: jint,
+    num_partitions: jint,
+) -> jint {
+    call(env, |env| {
+        write(env, h, |s| {
+            let reset = s.rewind_metadata_partition(mp, num_partitions)?;
+            Ok(i32::try_from(reset.len()).unwrap_or(i32::MAX))
         })
     })
 }
@@ -510,16 +544,40 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePlan<'l>(
         non_null(env, &event, "event")?;
         let event = env.convert_byte_array(&event)?;
         let planned = read(env, h, |s| {
-            let level = i16::try_from(level).map_err(|_| {
-                Error::field(
-                    ErrorKind::InvalidArgument,
-                    "level",
-                    format!("no feature level {level}"),
-                )
-            })?;
-            s.plan_value(&event, broker_leader_epoch, level)
+            s.plan_value(&event, broker_leader_epoch, level_arg(level)?)
         })?;
         planned_records(env, planned)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePlanAsWriter<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    event: JByteArray<'l>,
+    leads: jboolean,
+    known_epoch: jint,
+    level: jint,
+) -> JObject<'l> {
+    call(env, |env| {
+        non_null(env, &event, "event")?;
+        let event = env.convert_byte_array(&event)?;
+        let writer = Writer { leads, known_epoch };
+        let planned = read(env, h, |s| {
+            s.plan_for_writer(&event, writer, level_arg(level)?)
+        })?;
+        planned_records(env, planned)
+    })
+}
+
+fn level_arg(level: jint) -> rlmeta::Result<i16> {
+    i16::try_from(level).map_err(|_| {
+        Error::field(
+            ErrorKind::InvalidArgument,
+            "level",
+            format!("no feature level {level}"),
+        )
     })
 }
 

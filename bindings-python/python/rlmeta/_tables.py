@@ -75,6 +75,10 @@ class OutcomeCode(IntEnum):
     DROPPED_V1 = 18
     #: ALREADY_APPLIED, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
     ALREADY_APPLIED_V1 = 19
+    #: The store keeps only the user partitions loaded into it (a broker's view) and does not hold the record's partition: skipped, as Kafka's ConsumerTask skips it.
+    NOT_HELD = 20
+    #: NOT_HELD, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata consumer.
+    NOT_HELD_V1 = 21
 
 
 #: Outcome code -> its stable name (kebab case), by code.
@@ -99,6 +103,8 @@ OUTCOME_NAMES = (
     "applied-with-bad-key-v1",
     "dropped-v1",
     "already-applied-v1",
+    "not-held",
+    "not-held-v1",
 )
 #: Outcome code -> whether it would have stopped a pre-KIP-1266 broker's metadata consumer.
 OUTCOME_FATAL_TO_KAFKA = (
@@ -121,6 +127,8 @@ OUTCOME_FATAL_TO_KAFKA = (
     True,
     True,
     True,
+    True,
+    False,
     True,
 )
 

@@ -79,6 +79,9 @@ pub enum Skip {
         partition: TopicIdPartition,
         last: i64,
     },
+    /// A store that keeps only loaded partitions ([`Store::held`]) does not hold the record's
+    /// user partition (Kafka's `ConsumerTask` skips it the same way).
+    NotHeld { partition: TopicIdPartition },
 }
 
 impl Skip {
@@ -95,7 +98,7 @@ impl Skip {
                 reason,
                 Dropped::StartedUpdate { .. } | Dropped::NotStarted { .. }
             ),
-            Skip::BadKey { .. } | Skip::AlreadyApplied { .. } => false,
+            Skip::BadKey { .. } | Skip::AlreadyApplied { .. } | Skip::NotHeld { .. } => false,
         }
     }
 }
@@ -204,10 +207,20 @@ impl Partitions {
     }
 }
 
-/// The replayed state of one metadata partition.
+/// The replayed state of one or more metadata partitions.
+///
+/// Two modes, one rule each:
+/// - [`Store::new`] keeps every user partition a record names (the tools: the whole topic).
+/// - [`Store::held`] keeps only the user partitions loaded into it, as a broker's `ConsumerTask`
+///   does: a record of any other partition is skipped ([`Skip::NotHeld`]) and leaves no trace, so
+///   a partition unloaded and loaded again starts empty and is rebuilt by replaying its metadata
+///   partition from the beginning, exactly as a fresh replay would build it. Which partitions
+///   need that replay is the store's answer ([`Store::load_partition`],
+///   [`Store::rewind_metadata_partition`]), never a host's guess.
 #[derive(Clone, Debug, Default)]
 pub struct Store {
     partitions: Partitions,
+    held_only: bool,
 }
 
 impl Store {
@@ -215,11 +228,73 @@ impl Store {
         Store::default()
     }
 
+    /// A store that keeps only the user partitions loaded into it (a broker's view).
+    pub fn held() -> Store {
+        Store {
+            held_only: true,
+            ..Store::default()
+        }
+    }
+
+    /// Whether this store keeps only loaded partitions ([`Store::held`]).
+    pub fn is_held_only(&self) -> bool {
+        self.held_only
+    }
+
     /// Kafka's `maybeLoadPartition`: start holding a user partition (no-op if already held or
-    /// deleted).
-    pub fn load_partition(&mut self, tp: &TopicIdPartition) {
+    /// deleted). True when the partition was not held: its slot is new and empty, and the host
+    /// must replay its metadata partition from the beginning before marking it initialized (in a
+    /// [`Store::held`] store, nothing of it was kept while it was not held).
+    pub fn load_partition(&mut self, tp: &TopicIdPartition) -> bool {
+        let fresh = self
+            .partitions
+            .get(tp.topic_id, tp.partition, tp.topic.as_bytes())
+            .is_none();
         self.partitions
             .load(tp.topic_id, tp.partition, tp.topic.as_bytes());
+        fresh
+    }
+
+    /// Holds a user partition again from nothing: empty, not initialized, nothing applied. What a
+    /// host does on the thread that applies records, right before it replays the partition's
+    /// metadata partition from the beginning: records applied between [`Store::load_partition`]
+    /// and that replay (by a poll already under way) would otherwise stand as already applied and
+    /// hide the older records the replay brings.
+    pub fn reset_partition(&mut self, tp: &TopicIdPartition) {
+        *self
+            .partitions
+            .load(tp.topic_id, tp.partition, tp.topic.as_bytes()) = Slot {
+            cache: Some(PartitionCache::default()),
+            ..Slot::default()
+        };
+    }
+
+    /// Forgets everything replayed for the user partitions held in metadata partition `mp` (of
+    /// `num_partitions`) and holds them again, empty and not initialized: what a host does before
+    /// it replays that one metadata partition from its beginning (a rebuild of one metadata
+    /// partition, not of the whole store). Returns the partitions reset, sorted; the host marks
+    /// each initialized once the replay reaches the metadata partition's end.
+    pub fn rewind_metadata_partition(
+        &mut self,
+        mp: i32,
+        num_partitions: i32,
+    ) -> Result<Vec<TopicIdPartition>> {
+        let mut reset = Vec::new();
+        for ((topic_id, partition), list) in self.partitions.by_id.iter_mut() {
+            if crate::partitioner::metadata_partition(*topic_id, *partition, num_partitions)? != mp
+            {
+                continue;
+            }
+            for (tp, slot) in list.iter_mut() {
+                *slot = Slot {
+                    cache: Some(PartitionCache::default()),
+                    ..Slot::default()
+                };
+                reset.push(tp.clone());
+            }
+        }
+        reset.sort();
+        Ok(reset)
     }
 
     /// Marks a user partition initialized (replay has caught up), loading it first if needed.
@@ -424,9 +499,22 @@ impl Store {
         offset: i64,
         part: PlainPartition<'_>,
     ) -> std::result::Result<&mut Slot, Applied> {
-        let slot = self
-            .partitions
-            .load(part.topic_id, part.partition, part.name.as_bytes());
+        let slot = if self.held_only {
+            match self
+                .partitions
+                .get_mut(part.topic_id, part.partition, part.name.as_bytes())
+            {
+                Some(slot) => slot,
+                None => {
+                    return Err(Applied::Skipped(Skip::NotHeld {
+                        partition: owned(part),
+                    }));
+                }
+            }
+        } else {
+            self.partitions
+                .load(part.topic_id, part.partition, part.name.as_bytes())
+        };
         if let Some(last) = slot.last_applied.filter(|&last| offset <= last) {
             return Err(Applied::Skipped(Skip::AlreadyApplied {
                 partition: owned(part),
@@ -626,9 +714,18 @@ impl Store {
     }
 
     fn hold_key_with(&mut self, k: &RecordKey, held: Held) {
-        let slot = self
-            .partitions
-            .load(k.topic_id, k.partition, k.topic.as_bytes());
+        let slot = if self.held_only {
+            match self
+                .partitions
+                .get_mut(k.topic_id, k.partition, k.topic.as_bytes())
+            {
+                Some(slot) => slot,
+                None => return,
+            }
+        } else {
+            self.partitions
+                .load(k.topic_id, k.partition, k.topic.as_bytes())
+        };
         let pair = (k.end_offset, k.broker_leader_epoch);
         let h = slot.keys.entry(pair).or_default();
         match held {

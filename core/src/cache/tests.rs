@@ -468,6 +468,122 @@ fn partitions_stay_apart_through_unloads() {
     println!("partitions: 3 loaded, 2 unloaded, each kept apart");
 }
 
+/// The issue-31 sequence: a partition unloaded while its metadata partition keeps being read, then
+/// loaded again and its metadata partition replayed from the beginning, ends with what a fresh
+/// replay gives. A store that keeps every partition re-created the slot from the records read
+/// while the partition was away, and the replay then skipped them all as already applied.
+#[test]
+fn a_partition_loaded_again_is_rebuilt_as_a_fresh_replay_builds_it() {
+    let records = [
+        started(1, 0, 99, &[(0, 0)]),
+        update(1, SegmentState::CopySegmentFinished),
+        started(2, 100, 199, &[(0, 100)]),
+        update(2, SegmentState::CopySegmentFinished),
+    ];
+    let replay = |store: &mut Store, from: usize, to: usize| -> Vec<Applied> {
+        (from..to)
+            .map(|o| store.apply(o as i64, None, Some(&records[o])))
+            .collect()
+    };
+    let mut fresh = Store::held();
+    assert!(fresh.load_partition(&tp()));
+    replay(&mut fresh, 0, 4);
+    fresh.mark_initialized(&tp());
+
+    let mut store = Store::held();
+    assert!(
+        store.load_partition(&tp()),
+        "a first load asks for a replay"
+    );
+    assert!(
+        !store.load_partition(&tp()),
+        "a second load of a held partition does not"
+    );
+    replay(&mut store, 0, 2);
+    store.unload_partition(&tp());
+    let away = replay(&mut store, 2, 4);
+    assert!(
+        away.iter()
+            .all(|a| matches!(a, Applied::Skipped(Skip::NotHeld { .. }))),
+        "records of a partition not held are skipped: {away:?}"
+    );
+    assert!(store.partitions().is_empty(), "and leave no trace");
+    assert!(store.load_partition(&tp()), "back: it must be replayed");
+    let again = replay(&mut store, 0, 4);
+    assert!(again.iter().all(|a| *a == Applied::Applied), "{again:?}");
+    store.mark_initialized(&tp());
+    let ids =
+        |s: &Store| -> Vec<Uuid> { s.segments(&tp()).unwrap().iter().map(|m| m.id).collect() };
+    assert_eq!(ids(&store), ids(&fresh));
+    assert_eq!(ids(&store).len(), 2);
+
+    // A store that keeps every partition (the tools') is the one that lost the history.
+    let mut all = Store::new();
+    all.load_partition(&tp());
+    replay(&mut all, 0, 2);
+    all.unload_partition(&tp());
+    replay(&mut all, 2, 4);
+    assert!(
+        !all.load_partition(&tp()),
+        "the slot came back from the records read while away"
+    );
+    let skipped = replay(&mut all, 0, 4);
+    assert!(
+        skipped
+            .iter()
+            .all(|a| matches!(a, Applied::Skipped(Skip::AlreadyApplied { .. }))),
+        "{skipped:?}"
+    );
+    println!(
+        "reload: held store rebuilt 2 segments as a fresh replay; the all-partitions store kept 1"
+    );
+}
+
+/// Rewinding one metadata partition resets exactly its held partitions, which then rebuild from a
+/// replay; partitions of other metadata partitions keep their state.
+#[test]
+fn a_rewound_metadata_partition_rebuilds_only_its_partitions() {
+    let n = 50;
+    let mp = crate::partitioner::metadata_partition(tp().topic_id, 0, n).unwrap();
+    let other = (1..200)
+        .map(|p| TopicIdPartition {
+            partition: p,
+            ..tp()
+        })
+        .find(|o| crate::partitioner::metadata_partition(o.topic_id, o.partition, n).unwrap() != mp)
+        .expect("a partition in another metadata partition");
+    let mut store = Store::held();
+    store.load_partition(&tp());
+    store.load_partition(&other);
+    for (o, v) in [
+        started(1, 0, 99, &[(0, 0)]),
+        update(1, SegmentState::CopySegmentFinished),
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_eq!(store.apply(o as i64, None, Some(v)), Applied::Applied);
+    }
+    store.mark_initialized(&tp());
+    store.mark_initialized(&other);
+    assert_eq!(store.rewind_metadata_partition(mp, n).unwrap(), vec![tp()]);
+    assert_eq!(
+        store.segments(&tp()).err().map(|e| e.kind()),
+        Some(ErrorKind::NotInitialized),
+        "a rewound partition is not available until replayed"
+    );
+    assert!(
+        store.segments(&other).is_ok(),
+        "the other metadata partition keeps serving"
+    );
+    assert_eq!(
+        store.apply(0, None, Some(&started(1, 0, 99, &[(0, 0)]))),
+        Applied::Applied,
+        "the replay applies again from offset 0"
+    );
+    assert!(store.rewind_metadata_partition(mp, 0).is_err());
+}
+
 /// The partition a host names by topic id and number alone: one still held before one deleted,
 /// then the first loaded.
 #[test]

@@ -62,9 +62,19 @@ public final class MetadataStore implements AutoCloseable {
     private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private volatile boolean closed;
 
-    /** An empty store. */
+    /** An empty store that keeps every user partition a record names (the whole topic, as the tools read it). */
     public MetadataStore() {
-        handle = new Handle(nativeNew());
+        this(false);
+    }
+
+    /**
+     * An empty store. {@code held}: it keeps only the user partitions loaded into it, as a broker's
+     * consumer does (a record of any other partition is skipped, outcome {@link Outcome#NOT_HELD},
+     * and leaves no trace); {@link #loadPartition} then says which partitions need their metadata
+     * partition replayed from its beginning.
+     */
+    public MetadataStore(boolean held) {
+        handle = new Handle(nativeNew(held));
         LIVE.incrementAndGet();
         cleanable = CLEANER.register(this, handle);
     }
@@ -133,11 +143,44 @@ public final class MetadataStore implements AutoCloseable {
         }
     }
 
-    /** Kafka's {@code maybeLoadPartition}: starts holding a user partition (no-op if held). */
-    public void loadPartition(long topicIdMsb, long topicIdLsb, String topic, int partition) {
+    /**
+     * Kafka's {@code maybeLoadPartition}: starts holding a user partition (no-op if held). True when
+     * it was not held: it starts empty, and its metadata partition must be replayed from the
+     * beginning before it is marked initialized.
+     */
+    public boolean loadPartition(long topicIdMsb, long topicIdLsb, String topic, int partition) {
         long h = enter();
         try {
-            nativeLoadPartition(h, topicIdMsb, topicIdLsb, topic, partition);
+            return nativeLoadPartition(h, topicIdMsb, topicIdLsb, topic, partition);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Holds a user partition again from nothing (empty, not initialized, nothing applied): call it
+     * on the thread that applies records, right before replaying the partition's metadata partition
+     * from its beginning, so that records applied since {@link #loadPartition} by a poll already
+     * under way do not stand as already applied.
+     */
+    public void resetPartition(long topicIdMsb, long topicIdLsb, String topic, int partition) {
+        long h = enter();
+        try {
+            nativeResetPartition(h, topicIdMsb, topicIdLsb, topic, partition);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * Forgets what was replayed for every user partition held in metadata partition {@code mp} (of
+     * {@code numPartitions}) and holds them again, empty and not initialized, for a replay of that
+     * one metadata partition from its beginning. Returns how many partitions were reset.
+     */
+    public int rewindMetadataPartition(int mp, int numPartitions) {
+        long h = enter();
+        try {
+            return nativeRewindMetadataPartition(h, mp, numPartitions);
         } finally {
             exit();
         }
@@ -275,6 +318,22 @@ public final class MetadataStore implements AutoCloseable {
     }
 
     /**
+     * {@link #plan}, for a broker that knows of itself only what Kafka lets it see: whether it
+     * leads the partition now ({@code leads}) and the newest leader epoch Kafka has used with it for
+     * the partition since it became leader ({@code knownEpoch}, -1 if none). The core refuses a copy
+     * from a broker that does not lead, and keys a copy with the known epoch raised to the newest
+     * epoch of the segment's own data (an epoch bump under the same leader).
+     */
+    public PlannedRecords planAsWriter(byte[] event, boolean leads, int knownEpoch, int level) {
+        long h = enter();
+        try {
+            return nativePlanAsWriter(h, event, leads, knownEpoch, level);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
      * The backfill of a user partition (the core's {@code Store::plan_backfill}): its segments
      * written before KIP-1266 (null keys) written again under their KIP-1266 keys, at
      * {@code level} (1 or 2). Empty once every live segment is held by keyed records.
@@ -302,10 +361,13 @@ public final class MetadataStore implements AutoCloseable {
         }
     }
 
-    private static native long nativeNew();
+    private static native long nativeNew(boolean held);
     private static native void nativeFree(long h);
     private static native byte[] nativeApply(long h, long[] offsets, byte[] data, int[] keyLengths, int[] valueLengths);
-    private static native void nativeLoadPartition(long h, long msb, long lsb, String topic, int partition);
+    private static native boolean nativeLoadPartition(long h, long msb, long lsb, String topic, int partition);
+    private static native int nativeRewindMetadataPartition(long h, int mp, int numPartitions);
+    private static native void nativeResetPartition(long h, long msb, long lsb, String topic, int partition);
+    private static native PlannedRecords nativePlanAsWriter(long h, byte[] event, boolean leads, int knownEpoch, int level);
     private static native boolean nativeMarkInitialized(long h, long msb, long lsb, String topic, int partition);
     private static native boolean nativeIsInitialized(long h, long msb, long lsb, int partition);
     private static native void nativeUnloadPartition(long h, long msb, long lsb, int partition);

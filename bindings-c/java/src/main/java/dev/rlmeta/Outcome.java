@@ -73,9 +73,19 @@ public final class Outcome {
      * metadata consumer.
      */
     public static final byte ALREADY_APPLIED_V1 = 19;
+    /**
+     * The store keeps only the user partitions loaded into it (a broker's view) and does not hold
+     * the record's partition: skipped, as Kafka's ConsumerTask skips it.
+     */
+    public static final byte NOT_HELD = 20;
+    /**
+     * NOT_HELD, but the value is of a KIP-1266 version (1): it stops a stock broker's metadata
+     * consumer.
+     */
+    public static final byte NOT_HELD_V1 = 21;
 
     /** How many codes there are: every code is in {@code 0 .. COUNT - 1} (the core's table). */
-    public static final int COUNT = 20;
+    public static final int COUNT = 22;
 
     /**
      * The stable name of an outcome code in the core's table ("applied", "tombstone", ...), or
