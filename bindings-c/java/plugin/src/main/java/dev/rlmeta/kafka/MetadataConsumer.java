@@ -94,6 +94,10 @@ final class MetadataConsumer implements Runnable {
 
     // user partitions wanted by the broker (leaders + followers), set by the manager's callers
     private final Set<TopicIdPartition> wanted = ConcurrentHashMap.newKeySet();
+    // loaded into the store when it did not hold them (the core's answer): each is reset and its
+    // metadata partition replayed from the beginning on the consumer thread's next reassignment,
+    // even if it never left `wanted` in between (unloaded and loaded again between two loops)
+    private final Set<TopicIdPartition> toReplay = ConcurrentHashMap.newKeySet();
     private volatile boolean reassign;
     private final Object wakeups = new Object(); // an idle thread waits here for its first partitions
     // owned by the consumer thread
@@ -231,8 +235,12 @@ final class MetadataConsumer implements Runnable {
     /** Where failures of the cluster (a missing ACL, an authentication error) are reported, once each. */
     void setProblems(AccessProblems problems) { this.problems = problems; }
 
-    /** The user partitions this broker holds now; the thread reassigns on its next loop. */
-    void setWanted(Set<TopicIdPartition> add, Set<TopicIdPartition> remove) {
+    /**
+     * The user partitions this broker holds now; the thread reassigns on its next loop. {@code replay}:
+     * those the store did not hold when they were loaded, rebuilt from their metadata partition's start.
+     */
+    void setWanted(Set<TopicIdPartition> add, Set<TopicIdPartition> remove, Set<TopicIdPartition> replay) {
+        toReplay.addAll(replay);
         wanted.addAll(add);
         wanted.removeAll(remove);
         reassign = true;
@@ -551,20 +559,34 @@ final class MetadataConsumer implements Runnable {
         for (TopicIdPartition tp : now) {
             meta.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
         }
+        // newly held here, or loaded into the store when it did not hold them: rebuilt from the start
+        Set<TopicIdPartition> fresh = new HashSet<>(added);
+        for (Iterator<TopicIdPartition> it = toReplay.iterator(); it.hasNext(); ) {
+            TopicIdPartition tp = it.next();
+            it.remove();
+            if (now.contains(tp)) {
+                fresh.add(tp);
+            }
+        }
         Set<Integer> rewind = new HashSet<>();
-        for (TopicIdPartition tp : added) {
+        MetadataStore s = store;
+        for (TopicIdPartition tp : fresh) {
             rewind.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
+            // on this thread, the only one applying: what a poll applied since the load is forgotten,
+            // so the replay below cannot see it as already applied
+            s.resetPartition(tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(),
+                    tp.topic(), tp.partition());
         }
         List<TopicPartition> assignment = meta.stream().map(p -> new TopicPartition(topic, p)).collect(Collectors.toList());
         consumer.assign(assignment);
         timeline.mark("assigned");
         // a newly held user partition is rebuilt from the start of its metadata partition (as
-        // TBRLMM does, KAFKA-16105); the store skips what it has already applied
+        // TBRLMM does, KAFKA-16105); the store skips what it has already applied for the others
         List<TopicPartition> rewound = rewind.stream().map(p -> new TopicPartition(topic, p)).collect(Collectors.toList());
         consumer.seekToBeginning(rewound);
         Map<TopicPartition, Long> ends = consumer.endOffsets(assignment);
         timeline.mark("end offsets");
-        for (TopicIdPartition tp : added) {
+        for (TopicIdPartition tp : fresh) {
             int mp = RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions);
             pendingInit.put(tp, ends.get(new TopicPartition(topic, mp)));
         }
@@ -673,6 +695,7 @@ final class MetadataConsumer implements Runnable {
                     break;
                 case Outcome.APPLIED: case Outcome.ALREADY_APPLIED:
                 case Outcome.APPLIED_V1: case Outcome.ALREADY_APPLIED_V1: // version-1 values: a level above 0
+                case Outcome.NOT_HELD: case Outcome.NOT_HELD_V1: // a partition another broker holds
                     break;
                 default:
                     notable.computeIfAbsent(code, k -> new ArrayList<>()).add(offsets[i]);
