@@ -103,7 +103,10 @@ final class MetadataConsumer implements Runnable {
     // owned by the consumer thread
     private final Set<TopicIdPartition> assignedUser = new HashSet<>();
     private final Set<Integer> assignedMeta = new HashSet<>();
-    private final Map<TopicIdPartition, Long> pendingInit = new HashMap<>(); // user tp -> end offset to reach
+    // metadata partition -> its user partitions not yet initialized -> the end offset to reach: a poll
+    // looks only at the metadata partitions that have some, never calls the partitioner
+    private final Map<Integer, Map<TopicIdPartition, Long>> pendingInit = new HashMap<>();
+    private final Map<TopicIdPartition, Integer> metadataPartitionOf = new HashMap<>(); // the partitioner's answers, held partitions only
     private final long[] endAtFirstRead;     // per metadata partition: end offset when first assigned (-1: never)
     private final boolean[] levelRecordSeen;
 
@@ -557,7 +560,7 @@ final class MetadataConsumer implements Runnable {
         removed.removeAll(now);
         Set<Integer> meta = new HashSet<>();
         for (TopicIdPartition tp : now) {
-            meta.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
+            meta.add(metadataPartition(tp));
         }
         // newly held here, or loaded into the store when it did not hold them: rebuilt from the start
         Set<TopicIdPartition> fresh = new HashSet<>(added);
@@ -571,7 +574,7 @@ final class MetadataConsumer implements Runnable {
         Set<Integer> rewind = new HashSet<>();
         MetadataStore s = store;
         for (TopicIdPartition tp : fresh) {
-            rewind.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
+            rewind.add(metadataPartition(tp));
             // on this thread, the only one applying: what a poll applied since the load is forgotten,
             // so the replay below cannot see it as already applied
             s.resetPartition(tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(),
@@ -587,11 +590,15 @@ final class MetadataConsumer implements Runnable {
         Map<TopicPartition, Long> ends = consumer.endOffsets(assignment);
         timeline.mark("end offsets");
         for (TopicIdPartition tp : fresh) {
-            int mp = RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions);
-            pendingInit.put(tp, ends.get(new TopicPartition(topic, mp)));
+            int mp = metadataPartition(tp);
+            pendingInit.computeIfAbsent(mp, k -> new HashMap<>()).put(tp, ends.get(new TopicPartition(topic, mp)));
         }
         for (TopicIdPartition tp : removed) {
-            pendingInit.remove(tp);
+            Map<TopicIdPartition, Long> left = pendingInit.get(metadataPartition(tp));
+            if (left != null && left.remove(tp) != null && left.isEmpty()) {
+                pendingInit.remove(metadataPartition(tp));
+            }
+            metadataPartitionOf.remove(tp);
         }
         assignedUser.clear();
         assignedUser.addAll(now);
@@ -613,6 +620,16 @@ final class MetadataConsumer implements Runnable {
         log.info("rlmeta consumer assigned metadata partitions {} for {} user partition(s) ({} new, {} gone; "
                 + "rewound {})", meta, now.size(), added.size(), removed.size(), rewind);
         dirty = true;
+    }
+
+    /** The metadata partition of a held user partition (the core's partitioner, asked once per partition). */
+    private int metadataPartition(TopicIdPartition tp) {
+        Integer mp = metadataPartitionOf.get(tp);
+        if (mp == null) {
+            mp = RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions);
+            metadataPartitionOf.put(tp, mp);
+        }
+        return mp;
     }
 
     /**
@@ -754,23 +771,26 @@ final class MetadataConsumer implements Runnable {
                 }
             }
         }
-        for (Iterator<Map.Entry<TopicIdPartition, Long>> it = pendingInit.entrySet().iterator(); it.hasNext(); ) {
-            Map.Entry<TopicIdPartition, Long> e = it.next();
-            int mp = RlmetaRemoteLogMetadataManager.metadataPartition(e.getKey(), numPartitions);
-            if (positions.get(mp) >= e.getValue()) {
-                try {
-                    onInitialized.accept(e.getKey());
-                } catch (RuntimeException ex) {
-                    throw new ApplyFailed("marking " + e.getKey() + " initialized failed", ex);
+        for (Iterator<Map.Entry<Integer, Map<TopicIdPartition, Long>>> mps = pendingInit.entrySet().iterator(); mps.hasNext(); ) {
+            Map.Entry<Integer, Map<TopicIdPartition, Long>> m = mps.next();
+            long position = positions.get(m.getKey());
+            for (Iterator<Map.Entry<TopicIdPartition, Long>> it = m.getValue().entrySet().iterator(); it.hasNext(); ) {
+                Map.Entry<TopicIdPartition, Long> e = it.next();
+                if (position >= e.getValue()) {
+                    try {
+                        onInitialized.accept(e.getKey());
+                    } catch (RuntimeException ex) {
+                        throw new ApplyFailed("marking " + e.getKey() + " initialized failed", ex);
+                    }
+                    it.remove();
+                    dirty = true;
                 }
-                it.remove();
-                dirty = true;
+            }
+            if (m.getValue().isEmpty()) {
+                mps.remove();
             }
         }
-        Set<Integer> pending = new HashSet<>();
-        for (TopicIdPartition tp : pendingInit.keySet()) {
-            pending.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
-        }
+        Set<Integer> pending = pendingInit.keySet();
         for (int p = 0; p < numPartitions; p++) {
             initialized.set(p, assignedMeta.contains(p) && !pending.contains(p) ? 1 : 0);
         }

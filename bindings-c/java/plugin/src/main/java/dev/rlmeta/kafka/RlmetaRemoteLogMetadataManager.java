@@ -335,13 +335,20 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
+    /** Records per poll of the metadata consumer, unless configured. */
+    static final int MAX_POLL_RECORDS = 5000;
+
     /** Creates and starts the metadata consumer, once (not after close()). */
     private void startConsumer(TopicBasedRemoteLogMetadataManagerConfig c) {
         if (consumer.started()) {
             return;
         }
         consumer.start(() -> {
-            KafkaConsumer<byte[], byte[]> kc = new KafkaConsumer<>(c.consumerProperties(), new ByteArrayDeserializer(),
+            Map<String, Object> props = new HashMap<>(c.consumerProperties());
+            // a bootstrap of millions of records in polls of 5,000, not the client's 500: a tenth of the
+            // polls and of the per-poll work (unless the operator set remote.log.metadata.consumer.max.poll.records)
+            props.putIfAbsent("max.poll.records", MAX_POLL_RECORDS);
+            KafkaConsumer<byte[], byte[]> kc = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
                     new ByteArrayDeserializer());
             timeline.mark("consumer created");
             return kc;
