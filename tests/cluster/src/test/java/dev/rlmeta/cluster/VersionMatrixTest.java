@@ -177,7 +177,7 @@ class VersionMatrixTest {
                 List<String> lines = c.logLines(1, e);
                 assertTrue(lines.isEmpty(), kafka + ": " + e + " in the node's log: " + lines);
             }
-            return String.format("(%d s) class.path plugin initialized; %d uploads, %d records read from offset 0 "
+            return String.format("on " + kafka.javaName() + " (%d s) class.path plugin initialized; %d uploads, %d records read from offset 0 "
                             + "(0..%d remote); retention: %d remote deletions, DELETE_SEGMENT_FINISHED for each, %d "
                             + "tombstones; restart with the plugin in libs/: %d records read from log start %d (%d..%d remote), %d new uploads; "
                             + "no linkage error [at s: %s]", (System.nanoTime() - t0) / 1_000_000_000L, copied.size(),
