@@ -138,11 +138,6 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
         return registered;
     }
 
-    /** The tagged MBeans registered (per metadata partition, per outcome). */
-    synchronized List<ObjectName> taggedNames() {
-        return List.copyOf(tagged);
-    }
-
     synchronized void unregister() {
         if (registered == null) {
             return;
