@@ -304,4 +304,42 @@ class PluginApiTest {
         System.out.printf("[api] existing topic: consumer created @%.1f ms, before the producer @%.1f ms; positions "
                 + "@%.1f ms, all initialized @%.1f ms%n", consumerAt, producerAt, positionsAt, readyAt);
     }
+
+    /**
+     * Issue 31: KRaft bumps a partition's epoch while its leader stays (a replica set shrinks) and the
+     * manager is told only "you lead it" again. The copy task keeps the epoch it asked with; the
+     * segment's own data carries the new one. Before, every such copy was refused for ever ("below
+     * epoch 6 of the segment's own data"); now it is keyed with the data's epoch. A broker that no
+     * longer leads has its copy refused, retriably.
+     */
+    @Test
+    @Order(7)
+    void anEpochBumpUnderTheSameLeaderKeepsTiering() throws Exception {
+        rlmm.onPartitionLeadershipChanges(Set.of(tp), Set.of());
+        KafkaCluster.await(tp + " ready as leader", Duration.ofSeconds(90), () -> rlmm.isReady(tp));
+        rlmm.highestOffsetForEpoch(tp, 5); // what a new leader's copy task asks first: its epoch is 5
+        rlmm.onPartitionLeadershipChanges(Set.of(tp), Set.of()); // the bump: still leader, nothing else said
+        Uuid bumped = Uuid.randomUuid();
+        rlmm.addRemoteLogSegmentMetadata(copyStarted(bumped, 300, 399, 6)).get(30, TimeUnit.SECONDS);
+        rlmm.updateRemoteLogSegmentMetadata(update(bumped, RemoteLogSegmentState.COPY_SEGMENT_FINISHED)).get(30, TimeUnit.SECONDS);
+        assertEquals(bumped, rlmm.remoteLogSegmentMetadata(tp, 6, 350).orElseThrow().remoteLogSegmentId().id());
+        Set<String> keys = new java.util.HashSet<>();
+        for (ConsumerRecord<byte[], byte[]> r : Tiered.readAll(cluster.bootstrap(), META, Duration.ofSeconds(30))) {
+            if (r.key() != null) {
+                keys.add(new String(r.key(), StandardCharsets.UTF_8));
+            }
+        }
+        String prefix = tp.topicId() + ":" + tp.topic() + ":" + tp.partition() + ":399:";
+        assertTrue(keys.contains(prefix + "6"), "the copy is keyed with the data's epoch 6: " + keys);
+        // data of an epoch below the known one: the known epoch
+        Uuid older = Uuid.randomUuid();
+        rlmm.addRemoteLogSegmentMetadata(copyStarted(older, 400, 499, 4)).get(30, TimeUnit.SECONDS);
+        // deposed: the partition is followed here now
+        rlmm.onPartitionLeadershipChanges(Set.of(), Set.of(tp));
+        Throwable t = failure(rlmm.addRemoteLogSegmentMetadata(copyStarted(Uuid.randomUuid(), 500, 599, 7)));
+        assertInstanceOf(RetriableRemoteStorageException.class, t, "a follower's copy: " + t);
+        assertTrue(t.getMessage().contains("does not lead"), t.getMessage());
+        System.out.println("[api] epoch bump under the same leader (known 5, data 6): copy accepted under key " + prefix
+                + "6; a follower's copy refused: " + t.getMessage());
+    }
 }

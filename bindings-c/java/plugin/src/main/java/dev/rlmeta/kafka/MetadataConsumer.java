@@ -94,12 +94,19 @@ final class MetadataConsumer implements Runnable {
 
     // user partitions wanted by the broker (leaders + followers), set by the manager's callers
     private final Set<TopicIdPartition> wanted = ConcurrentHashMap.newKeySet();
+    // loaded into the store when it did not hold them (the core's answer): each is reset and its
+    // metadata partition replayed from the beginning on the consumer thread's next reassignment,
+    // even if it never left `wanted` in between (unloaded and loaded again between two loops)
+    private final Set<TopicIdPartition> toReplay = ConcurrentHashMap.newKeySet();
     private volatile boolean reassign;
     private final Object wakeups = new Object(); // an idle thread waits here for its first partitions
     // owned by the consumer thread
     private final Set<TopicIdPartition> assignedUser = new HashSet<>();
     private final Set<Integer> assignedMeta = new HashSet<>();
-    private final Map<TopicIdPartition, Long> pendingInit = new HashMap<>(); // user tp -> end offset to reach
+    // metadata partition -> its user partitions not yet initialized -> the end offset to reach: a poll
+    // looks only at the metadata partitions that have some, never calls the partitioner
+    private final Map<Integer, Map<TopicIdPartition, Long>> pendingInit = new HashMap<>();
+    private final Map<TopicIdPartition, Integer> metadataPartitionOf = new HashMap<>(); // the partitioner's answers, held partitions only
     private final long[] endAtFirstRead;     // per metadata partition: end offset when first assigned (-1: never)
     private final boolean[] levelRecordSeen;
 
@@ -231,8 +238,12 @@ final class MetadataConsumer implements Runnable {
     /** Where failures of the cluster (a missing ACL, an authentication error) are reported, once each. */
     void setProblems(AccessProblems problems) { this.problems = problems; }
 
-    /** The user partitions this broker holds now; the thread reassigns on its next loop. */
-    void setWanted(Set<TopicIdPartition> add, Set<TopicIdPartition> remove) {
+    /**
+     * The user partitions this broker holds now; the thread reassigns on its next loop. {@code replay}:
+     * those the store did not hold when they were loaded, rebuilt from their metadata partition's start.
+     */
+    void setWanted(Set<TopicIdPartition> add, Set<TopicIdPartition> remove, Set<TopicIdPartition> replay) {
+        toReplay.addAll(replay);
         wanted.addAll(add);
         wanted.removeAll(remove);
         reassign = true;
@@ -549,27 +560,45 @@ final class MetadataConsumer implements Runnable {
         removed.removeAll(now);
         Set<Integer> meta = new HashSet<>();
         for (TopicIdPartition tp : now) {
-            meta.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
+            meta.add(metadataPartition(tp));
+        }
+        // newly held here, or loaded into the store when it did not hold them: rebuilt from the start
+        Set<TopicIdPartition> fresh = new HashSet<>(added);
+        for (Iterator<TopicIdPartition> it = toReplay.iterator(); it.hasNext(); ) {
+            TopicIdPartition tp = it.next();
+            it.remove();
+            if (now.contains(tp)) {
+                fresh.add(tp);
+            }
         }
         Set<Integer> rewind = new HashSet<>();
-        for (TopicIdPartition tp : added) {
-            rewind.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
+        MetadataStore s = store;
+        for (TopicIdPartition tp : fresh) {
+            rewind.add(metadataPartition(tp));
+            // on this thread, the only one applying: what a poll applied since the load is forgotten,
+            // so the replay below cannot see it as already applied
+            s.resetPartition(tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(),
+                    tp.topic(), tp.partition());
         }
         List<TopicPartition> assignment = meta.stream().map(p -> new TopicPartition(topic, p)).collect(Collectors.toList());
         consumer.assign(assignment);
         timeline.mark("assigned");
         // a newly held user partition is rebuilt from the start of its metadata partition (as
-        // TBRLMM does, KAFKA-16105); the store skips what it has already applied
+        // TBRLMM does, KAFKA-16105); the store skips what it has already applied for the others
         List<TopicPartition> rewound = rewind.stream().map(p -> new TopicPartition(topic, p)).collect(Collectors.toList());
         consumer.seekToBeginning(rewound);
         Map<TopicPartition, Long> ends = consumer.endOffsets(assignment);
         timeline.mark("end offsets");
-        for (TopicIdPartition tp : added) {
-            int mp = RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions);
-            pendingInit.put(tp, ends.get(new TopicPartition(topic, mp)));
+        for (TopicIdPartition tp : fresh) {
+            int mp = metadataPartition(tp);
+            pendingInit.computeIfAbsent(mp, k -> new HashMap<>()).put(tp, ends.get(new TopicPartition(topic, mp)));
         }
         for (TopicIdPartition tp : removed) {
-            pendingInit.remove(tp);
+            Map<TopicIdPartition, Long> left = pendingInit.get(metadataPartition(tp));
+            if (left != null && left.remove(tp) != null && left.isEmpty()) {
+                pendingInit.remove(metadataPartition(tp));
+            }
+            metadataPartitionOf.remove(tp);
         }
         assignedUser.clear();
         assignedUser.addAll(now);
@@ -591,6 +620,16 @@ final class MetadataConsumer implements Runnable {
         log.info("rlmeta consumer assigned metadata partitions {} for {} user partition(s) ({} new, {} gone; "
                 + "rewound {})", meta, now.size(), added.size(), removed.size(), rewind);
         dirty = true;
+    }
+
+    /** The metadata partition of a held user partition (the core's partitioner, asked once per partition). */
+    private int metadataPartition(TopicIdPartition tp) {
+        Integer mp = metadataPartitionOf.get(tp);
+        if (mp == null) {
+            mp = RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions);
+            metadataPartitionOf.put(tp, mp);
+        }
+        return mp;
     }
 
     /**
@@ -673,6 +712,7 @@ final class MetadataConsumer implements Runnable {
                     break;
                 case Outcome.APPLIED: case Outcome.ALREADY_APPLIED:
                 case Outcome.APPLIED_V1: case Outcome.ALREADY_APPLIED_V1: // version-1 values: a level above 0
+                case Outcome.NOT_HELD: case Outcome.NOT_HELD_V1: // a partition another broker holds
                     break;
                 default:
                     notable.computeIfAbsent(code, k -> new ArrayList<>()).add(offsets[i]);
@@ -731,23 +771,26 @@ final class MetadataConsumer implements Runnable {
                 }
             }
         }
-        for (Iterator<Map.Entry<TopicIdPartition, Long>> it = pendingInit.entrySet().iterator(); it.hasNext(); ) {
-            Map.Entry<TopicIdPartition, Long> e = it.next();
-            int mp = RlmetaRemoteLogMetadataManager.metadataPartition(e.getKey(), numPartitions);
-            if (positions.get(mp) >= e.getValue()) {
-                try {
-                    onInitialized.accept(e.getKey());
-                } catch (RuntimeException ex) {
-                    throw new ApplyFailed("marking " + e.getKey() + " initialized failed", ex);
+        for (Iterator<Map.Entry<Integer, Map<TopicIdPartition, Long>>> mps = pendingInit.entrySet().iterator(); mps.hasNext(); ) {
+            Map.Entry<Integer, Map<TopicIdPartition, Long>> m = mps.next();
+            long position = positions.get(m.getKey());
+            for (Iterator<Map.Entry<TopicIdPartition, Long>> it = m.getValue().entrySet().iterator(); it.hasNext(); ) {
+                Map.Entry<TopicIdPartition, Long> e = it.next();
+                if (position >= e.getValue()) {
+                    try {
+                        onInitialized.accept(e.getKey());
+                    } catch (RuntimeException ex) {
+                        throw new ApplyFailed("marking " + e.getKey() + " initialized failed", ex);
+                    }
+                    it.remove();
+                    dirty = true;
                 }
-                it.remove();
-                dirty = true;
+            }
+            if (m.getValue().isEmpty()) {
+                mps.remove();
             }
         }
-        Set<Integer> pending = new HashSet<>();
-        for (TopicIdPartition tp : pendingInit.keySet()) {
-            pending.add(RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions));
-        }
+        Set<Integer> pending = pendingInit.keySet();
         for (int p = 0; p < numPartitions; p++) {
             initialized.set(p, assignedMeta.contains(p) && !pending.contains(p) ? 1 : 0);
         }

@@ -173,7 +173,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         policyRefreshMs = refresh == null ? DEFAULT_POLICY_REFRESH_MS : Math.max(100, Long.parseLong(refresh.toString()));
         config = c;
         problems = new AccessProblems(KafkaCompat.adminProperties(c));
-        store = new MetadataStore();
+        store = new MetadataStore(true); // only the partitions this broker holds, as Kafka's ConsumerTask keeps
         consumer = new MetadataConsumer(topic, numPartitions, store, this::replaceStore, this::markInitialized, timeline);
         consumer.setProblems(problems);
         backfill = new Backfill(backfillHost(), topic, numPartitions, configs, c.consumeWaitMs());
@@ -335,13 +335,20 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
+    /** Records per poll of the metadata consumer, unless configured. */
+    static final int MAX_POLL_RECORDS = 5000;
+
     /** Creates and starts the metadata consumer, once (not after close()). */
     private void startConsumer(TopicBasedRemoteLogMetadataManagerConfig c) {
         if (consumer.started()) {
             return;
         }
         consumer.start(() -> {
-            KafkaConsumer<byte[], byte[]> kc = new KafkaConsumer<>(c.consumerProperties(), new ByteArrayDeserializer(),
+            Map<String, Object> props = new HashMap<>(c.consumerProperties());
+            // a bootstrap of millions of records in polls of 5,000, not the client's 500: a tenth of the
+            // polls and of the per-poll work (unless the operator set remote.log.metadata.consumer.max.poll.records)
+            props.putIfAbsent("max.poll.records", MAX_POLL_RECORDS);
+            KafkaConsumer<byte[], byte[]> kc = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
                     new ByteArrayDeserializer());
             timeline.mark("consumer created");
             return kc;
@@ -354,7 +361,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
      * Lookups that still hold the old store finish first (its close waits for them).
      */
     private MetadataStore replaceStore() {
-        MetadataStore fresh = new MetadataStore();
+        MetadataStore fresh = new MetadataStore(true);
         MetadataStore old;
         synchronized (partitionsLock) {
             if (closed) {
@@ -519,6 +526,9 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
 
     @Override
     public void onPartitionLeadershipChanges(Set<TopicIdPartition> leaders, Set<TopicIdPartition> followers) {
+        // An epoch that moves on under the same leader (a replica set shrinks or grows, an election
+        // returns here) is not told to the manager: the core raises the known epoch to the newest
+        // epoch of a copied segment's own data (MetadataStore.planAsWriter).
         for (TopicIdPartition tp : leaders) {
             if (leading.add(tp)) {
                 knownEpoch.remove(tp); // a new term here: its epoch is not known until Kafka uses it
@@ -530,20 +540,24 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         }
         Set<TopicIdPartition> all = new HashSet<>(leaders);
         all.addAll(followers);
+        Set<TopicIdPartition> replay = new HashSet<>();
         synchronized (partitionsLock) { // not while the store is replaced: the fresh one gets every held partition
             MetadataStore s = store;
             for (TopicIdPartition tp : all) {
                 if (loaded.add(tp)) {
                     try {
-                        s.loadPartition(tp.topicId().getMostSignificantBits(),
-                                tp.topicId().getLeastSignificantBits(), tp.topic(), tp.partition());
+                        // the core says whether the store held it: if not, its metadata partition is replayed
+                        if (s.loadPartition(tp.topicId().getMostSignificantBits(),
+                                tp.topicId().getLeastSignificantBits(), tp.topic(), tp.partition())) {
+                            replay.add(tp);
+                        }
                     } catch (RlMetaException.Internal e) {
                         consumer.requestRebuild(s, "the store is unusable (" + e.getMessage() + ")");
                     }
                 }
             }
         }
-        consumer.setWanted(all, Set.of());
+        consumer.setWanted(all, Set.of(), replay);
         backfill.leadershipChanged(leaders, followers);
     }
 
@@ -564,7 +578,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                 knownEpoch.remove(tp);
             }
         }
-        consumer.setWanted(Set.of(), partitions);
+        consumer.setWanted(Set.of(), partitions, Set.of());
         backfill.leadershipChanged(Set.of(), partitions);
     }
 
@@ -714,7 +728,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                     "the rlmeta store is being rebuilt from " + topic + "; retry the write"));
         }
         try {
-            plan = s.plan(value, epoch, level);
+            plan = s.planAsWriter(value, leading.contains(tp), epoch, level);
         } catch (IllegalStateException e) { // the store was replaced (a rebuild) or closed under us
             if (closed) {
                 throw e;
