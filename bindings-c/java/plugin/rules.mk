@@ -13,7 +13,11 @@
 #                       faults injected into a live instance: a failed apply, a panic in the core, a dead consumer
 #                       thread each stop serving and rebuild; reads during a large apply; close at any moment of
 #                       the start leaks nothing (PluginFaultTest); the MBean's attributes as Kafka 4.4.0's own
-#                       metrics (KIP-877, the jar in libs/), read over JMX (PluginMonitorableTest)
+#                       metrics (KIP-877, the jar in libs/), read over JMX, and the same broker with the Prometheus
+#                       JMX exporter agent (Maven Central) on ops/prometheus/jmx-exporter-rlmeta.yml: /metrics serves
+#                       every series ops/README.md documents, counters move on tiering and retention, the Grafana
+#                       dashboard and the alert rules name only served series (PluginMonitorableTest; the series
+#                       to build/prometheus-series.txt); the ops checks themselves, no broker (OpsSeriesTest)
 #   cluster-test        JUnit: the cluster scenarios (controller + 3 brokers with the plugin, by class.path and libs/),
 #                       and the plugin's MBean read over JMX from broker 1's process; then a rolling upgrade at
 #                       level 0 (one stock TBRLMM broker, two plugin brokers)
@@ -38,7 +42,7 @@ PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
 CLUSTER_DIR     := tests/cluster
 CLUSTER_REPORTS := $(CLUSTER_DIR)/target/surefire-reports
 CLUSTER_TESTS   := PluginClusterTest,RollingUpgradeTest
-PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest,PluginFaultTest,PluginMonitorableTest
+PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest,PluginFaultTest,PluginMonitorableTest,OpsSeriesTest
 PLUGIN_REPORTS  := $(PLUGIN_DIR)/target/surefire-reports
 # the latest patch of each minor that resolves from Maven Central (3.7.3, 3.8.2, 4.0.3, 4.1.3, 4.2.3, 4.4.1 do not)
 KAFKA_MATRIX    ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.2 4.3.2 4.4.0

@@ -9,41 +9,93 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 
+import javax.management.Attribute;
+import javax.management.AttributeList;
+import javax.management.AttributeNotFoundException;
+import javax.management.DynamicMBean;
 import javax.management.InstanceAlreadyExistsException;
 import javax.management.JMException;
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanInfo;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
+
+import org.apache.kafka.common.TopicIdPartition;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.rlmeta.MetadataStore;
 import dev.rlmeta.Outcome;
+import dev.rlmeta.RlMetaException;
 
 /**
- * The plugin's MBean ({@link RemoteLogMetadataManagerMXBean}) and the same attributes as single
- * values for Kafka's own metrics ({@link #gauges}, registered by
- * MonitorableRlmetaRemoteLogMetadataManager on 4.1+): reads what the consumer keeps; decides
- * nothing, and never touches a Kafka metrics class (this class links on every Kafka 3.7..4.4).
+ * The plugin's MBeans and the same values for Kafka's own metrics: reads what the consumer, the
+ * backfill and the store keep; decides nothing, and never touches a Kafka metrics class (this
+ * class links on every Kafka 3.7..4.4).
+ *
+ * <p>One table, {@link RemoteLogMetadataManagerMXBean}, three views of it:
+ * <ul>
+ * <li>the aggregate MXBean {@link #NAME}, every attribute (its arrays and map are for JMX clients;
+ *     the Prometheus JMX exporter skips them);</li>
+ * <li>single values ({@link #gauges}): an array attribute gives one value per metadata partition
+ *     (tag {@code metadata-partition}), the map one per outcome (tag {@code outcome}); Kafka's
+ *     metrics on 4.1+ (MonitorableRlmetaRemoteLogMetadataManager) register exactly these;</li>
+ * <li>the same tagged values as MBeans in Kafka's shape, numbers only, one per entity:
+ *     {@code NAME,topic=<metadata topic>,partition=P} (the tags of Kafka's partition MBeans, e.g.
+ *     {@code kafka.log:type=Log,name=Size,topic=T,partition=P}) with one attribute per array
+ *     attribute, and {@code NAME,outcome=O} with {@code RecordsByOutcome}; attributes named as the
+ *     aggregate's, as Kafka's JmxReporter names a metric group's attributes after its metrics. These
+ *     are what ops/prometheus/jmx-exporter-rlmeta.yml maps to Prometheus series.</li>
+ * </ul>
+ * Under the plugin's own domain, not {@code kafka.*}: Kafka's domains are Kafka's (on 4.1+ Kafka
+ * itself registers the plugin's metrics under {@code kafka.server:type=plugins}).
  */
 final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
     private static final Logger log = LoggerFactory.getLogger(PluginMetrics.class);
     static final String NAME = "dev.rlmeta:type=RemoteLogMetadataManager";
 
+    /** How long a count of the store's segments is reused: every partition's MBean reads it. */
+    static final long SEGMENTS_CACHE_NANOS = 1_000_000_000L;
+
     private final MetadataConsumer consumer;
     private final int numPartitions;
     private final Backfill backfill;
+    private final String topic;
+    private final int brokerId;
+    private final StartupTimeline timeline;
+    private final Supplier<MetadataStore> store;
+    private final Set<TopicIdPartition> held;
     private volatile String initError;
     private ObjectName registered;
+    private final List<ObjectName> tagged = new ArrayList<>();
+    private long[] segmentCounts;
+    private long segmentsCountedAt;
 
-    PluginMetrics(MetadataConsumer consumer, int numPartitions, Backfill backfill) {
+    /**
+     * @param store the store lookups use now (replaced on a rebuild; null once closed)
+     * @param held the user partitions the store holds (read only)
+     */
+    PluginMetrics(MetadataConsumer consumer, int numPartitions, Backfill backfill, String topic, int brokerId,
+                  StartupTimeline timeline, Supplier<MetadataStore> store, Set<TopicIdPartition> held) {
         this.consumer = consumer;
         this.numPartitions = numPartitions;
         this.backfill = backfill;
+        this.topic = topic;
+        this.brokerId = brokerId;
+        this.timeline = timeline;
+        this.store = store;
+        this.held = held;
     }
 
-    /** Registers under {@link #NAME}, or {@code NAME,instance=N} if another instance in this JVM holds it. */
+    /**
+     * Registers the aggregate under {@link #NAME}, or {@code NAME,instance=N} if another instance in
+     * this JVM holds it, then the tagged MBeans under that name plus their tags.
+     */
     synchronized void register() {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         for (int n = 1; n < 1000 && registered == null; n++) {
@@ -58,6 +110,28 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
                 return;
             }
         }
+        if (registered == null) {
+            return;
+        }
+        Map<String, List<Gauge>> byEntity = new TreeMap<>();
+        for (Gauge g : gauges()) {
+            String p = g.tags.get("metadata-partition");
+            String o = g.tags.get("outcome");
+            String keys = p != null ? ",topic=" + topic + ",partition=" + p
+                    : o != null ? ",outcome=" + o : null;
+            if (keys != null) {
+                byEntity.computeIfAbsent(keys, k -> new ArrayList<>()).add(g);
+            }
+        }
+        for (Map.Entry<String, List<Gauge>> e : byEntity.entrySet()) {
+            try {
+                ObjectName name = new ObjectName(registered + e.getKey());
+                server.registerMBean(new Tagged(e.getValue()), name);
+                tagged.add(name);
+            } catch (JMException | RuntimeException ex) {
+                log.warn("rlmeta RLMM could not register the MBean {}{}: {}", registered, e.getKey(), ex.toString());
+            }
+        }
     }
 
     synchronized ObjectName name() {
@@ -68,23 +142,93 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
         if (registered == null) {
             return;
         }
-        try {
-            ManagementFactory.getPlatformMBeanServer().unregisterMBean(registered);
-        } catch (JMException e) {
-            log.debug("unregistering {}", registered, e);
+        List<ObjectName> all = new ArrayList<>(tagged);
+        all.add(registered);
+        for (ObjectName n : all) {
+            try {
+                ManagementFactory.getPlatformMBeanServer().unregisterMBean(n);
+            } catch (JMException e) {
+                log.debug("unregistering {}", n, e);
+            }
         }
+        tagged.clear();
         registered = null;
+    }
+
+    /**
+     * One entity's values (a metadata partition's, an outcome's) as an MBean: a number per attribute,
+     * read when asked. A DynamicMBean because its attributes are the aggregate's, found by reflection.
+     */
+    private static final class Tagged implements DynamicMBean {
+        private final Map<String, Gauge> byAttribute = new LinkedHashMap<>();
+        private final MBeanInfo info;
+
+        Tagged(List<Gauge> gauges) {
+            List<MBeanAttributeInfo> attributes = new ArrayList<>();
+            for (Gauge g : gauges) {
+                byAttribute.put(g.attribute, g);
+                attributes.add(new MBeanAttributeInfo(g.attribute, g.type.getName(), g.description, true, false, false));
+            }
+            info = new MBeanInfo(Tagged.class.getName(), "rlmeta RLMM values of one " + String.join(",",
+                    gauges.get(0).tags.keySet()), attributes.toArray(new MBeanAttributeInfo[0]), null, null, null);
+        }
+
+        @Override
+        public Object getAttribute(String attribute) throws AttributeNotFoundException {
+            Gauge g = byAttribute.get(attribute);
+            if (g == null) {
+                throw new AttributeNotFoundException("no attribute " + attribute);
+            }
+            return g.value.get();
+        }
+
+        @Override
+        public AttributeList getAttributes(String[] attributes) {
+            AttributeList out = new AttributeList();
+            for (String a : attributes) {
+                Gauge g = byAttribute.get(a);
+                if (g != null) {
+                    out.add(new Attribute(a, g.value.get()));
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public void setAttribute(Attribute attribute) throws AttributeNotFoundException {
+            throw new AttributeNotFoundException("read only: " + attribute.getName());
+        }
+
+        @Override
+        public AttributeList setAttributes(AttributeList attributes) {
+            return new AttributeList();
+        }
+
+        @Override
+        public Object invoke(String actionName, Object[] params, String[] signature) {
+            throw new UnsupportedOperationException("no operations");
+        }
+
+        @Override
+        public MBeanInfo getMBeanInfo() {
+            return info;
+        }
     }
 
     /** One value for Kafka's metrics: a name, its description, its tags, and how to read it now. */
     static final class Gauge {
         final String name;
+        final String attribute; // the aggregate MBean's attribute it comes from
+        final Class<?> type;    // of the value: Long, Integer or String
         final String description;
         final Map<String, String> tags;
         final Supplier<Object> value;
 
-        Gauge(String name, String description, Map<String, String> tags, Supplier<Object> value) {
+        Gauge(String name, String attribute, Class<?> type, String description, Map<String, String> tags,
+              Supplier<Object> value) {
             this.name = name;
+            this.attribute = attribute;
+            this.type = type;
             this.description = description;
             this.tags = tags;
             this.value = value;
@@ -105,22 +249,24 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
             if (doc == null) {
                 continue;
             }
-            String name = kebab(m.getName().replaceFirst("^(get|is)", ""));
+            String attribute = m.getName().replaceFirst("^(get|is)", "");
+            String name = kebab(attribute);
             Class<?> type = m.getReturnType();
             if (type.isArray()) {
+                Class<?> element = valueType(type.getComponentType());
                 for (int p = 0; p < numPartitions; p++) {
                     int at = p;
-                    out.add(new Gauge(name, doc.value(), Map.of("metadata-partition", Integer.toString(p)),
-                            () -> number(Array.get(read(m), at))));
+                    out.add(new Gauge(name, attribute, element, doc.value(),
+                            Map.of("metadata-partition", Integer.toString(p)), () -> number(Array.get(read(m), at))));
                 }
             } else if (Map.class.isAssignableFrom(type)) {
                 for (int c = 0; c < Outcome.COUNT; c++) {
                     String outcome = MetadataConsumer.outcomeName((byte) c);
-                    out.add(new Gauge(name, doc.value(), Map.of("outcome", outcome),
+                    out.add(new Gauge(name, attribute, Long.class, doc.value(), Map.of("outcome", outcome),
                             () -> ((Map<?, ?>) read(m)).get(outcome)));
                 }
             } else {
-                out.add(new Gauge(name, doc.value(), Map.of(), () -> number(read(m))));
+                out.add(new Gauge(name, attribute, valueType(type), doc.value(), Map.of(), () -> number(read(m))));
             }
         }
         out.sort(Comparator.comparing((Gauge g) -> g.name).thenComparing(g -> g.tags.toString()));
@@ -142,6 +288,11 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
 
     private static Object number(Object v) {
         return v instanceof Boolean ? (Object) ((Boolean) v ? 1L : 0L) : v;
+    }
+
+    /** The boxed type a getter's value has once {@link #number} read it. */
+    private static Class<?> valueType(Class<?> t) {
+        return t == long.class || t == boolean.class ? Long.class : t == int.class ? Integer.class : t;
     }
 
     void initializationFailed(String why) {
@@ -191,6 +342,49 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
             a[p] = consumer.level(p);
         }
         return a;
+    }
+
+    @Override
+    public long[] getSegments() {
+        long now = System.nanoTime();
+        synchronized (this) {
+            if (segmentCounts != null && now - segmentsCountedAt < SEGMENTS_CACHE_NANOS) {
+                return segmentCounts.clone();
+            }
+        }
+        long[] a = new long[numPartitions];
+        MetadataStore s = store.get();
+        if (s == null) {
+            return a;
+        }
+        for (TopicIdPartition tp : held) {
+            try {
+                a[RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions)] += s.segments(
+                        tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(), tp.partition()).length;
+            } catch (RlMetaException.NotInitialized | RlMetaException.NotFound e) {
+                // not read to its end yet, or unloaded meanwhile: no segments to serve
+            } catch (IllegalStateException | RlMetaException e) { // replaced (a rebuild) or closed under us
+                synchronized (this) {
+                    return segmentCounts != null ? segmentCounts.clone() : new long[numPartitions];
+                }
+            }
+        }
+        synchronized (this) {
+            segmentCounts = a;
+            segmentsCountedAt = now;
+        }
+        return a.clone();
+    }
+
+    @Override
+    public long getBootstrapTimeMs() {
+        double at = timeline.at("all initialized");
+        return at < 0 ? -1 : Math.round(at);
+    }
+
+    @Override
+    public int getBrokerId() {
+        return brokerId;
     }
 
     @Override

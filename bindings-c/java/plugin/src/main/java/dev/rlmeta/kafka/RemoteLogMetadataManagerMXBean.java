@@ -11,7 +11,8 @@ import java.util.Map;
  * platform MBean server while an instance is configured and not closed (a second instance in the
  * same JVM adds {@code ,instance=N}). An MXBean: every attribute is an open type, so a JMX client
  * reads it without the plugin's classes. Arrays are indexed by metadata partition. Names in
- * docs/PLUGIN.md.
+ * docs/PLUGIN.md. The same values, numbers only, one MBean per metadata partition and per outcome,
+ * are registered beside it (PluginMetrics), for exporters that skip arrays and maps.
  *
  * <p>This interface is the one table of the plugin's metrics: on Kafka 4.1+ the same attributes are
  * also registered with Kafka's own metrics (KIP-877, {@link PluginMetrics#gauges}), named from the
@@ -39,6 +40,15 @@ public interface RemoteLogMetadataManagerMXBean {
 
     @Doc("Per metadata partition: the remote.log.metadata.version level writes use now (0..2), or -1 while unknown.")
     int[] getWriteLevels();
+
+    @Doc("Per metadata partition: remote segments the store lists (Kafka's listRemoteLogSegments) for the initialized user partitions this broker holds in it.")
+    long[] getSegments();
+
+    @Doc("Milliseconds from configure() until every user partition first held was initialized (read to its metadata partition's end), or -1 until then.")
+    long getBootstrapTimeMs();
+
+    @Doc("The broker's node.id (broker.id), or -1 if the configuration had none.")
+    int getBrokerId();
 
     @Doc("How many times the store was dropped and rebuilt from the topic.")
     long getRebuilds();

@@ -177,7 +177,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         consumer = new MetadataConsumer(topic, numPartitions, store, this::replaceStore, this::markInitialized, timeline);
         consumer.setProblems(problems);
         backfill = new Backfill(backfillHost(), topic, numPartitions, configs, c.consumeWaitMs());
-        metrics = new PluginMetrics(consumer, numPartitions, backfill);
+        metrics = new PluginMetrics(consumer, numPartitions, backfill, topic, brokerId, timeline, () -> store, loaded);
         metrics.register();
         Thread t = new Thread(this::initialize, "RlmetaRLMMInitializationThread");
         t.setDaemon(true);
