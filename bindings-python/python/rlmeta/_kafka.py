@@ -274,9 +274,15 @@ class Cluster:
 
 
 class Reader:
-    """Reads partitions from their earliest offset to the end offset seen when reading started.
-    Iterate it for records; afterwards ``read_to_end`` says which partitions were finished
-    before the timeout, ``end_offsets`` where each stopped."""
+    """Reads partitions from their earliest offset to the end offset seen when reading started, one
+    partition after the other with one consumer, so a caller can fold a partition and drop it before
+    the next (every record of a user partition lives in one metadata partition).
+
+    Iterate it for records (partition by partition), or :meth:`each_partition` for one iterator per
+    partition. The timeout bounds the wait for data (reset by every poll that brings records), not
+    the length of the read: a 10 M-record topic is read to its end. Afterwards ``read_to_end`` says
+    which partitions were finished, ``end_offsets`` where each stopped. Progress (records, rate, ETA)
+    goes to stderr."""
 
     def __init__(self, cluster: Cluster, topic: str, partitions: List[int], progress: bool, desc: str) -> None:
         self.cluster, self.topic, self.partitions = cluster, topic, partitions
@@ -287,13 +293,18 @@ class Reader:
         self.bytes_read: Dict[int, int] = {p: 0 for p in partitions}
 
     def __iter__(self) -> Iterator[ConsumedRecord]:
+        for _, records in self.each_partition():
+            yield from records
+
+    def each_partition(self) -> Iterator[Tuple[int, Iterator[ConsumedRecord]]]:
+        """``(partition, records)`` for each partition in turn; read each ``records`` to its end (or
+        drop it) before taking the next pair."""
         from kafka import KafkaConsumer, TopicPartition
         from tqdm import tqdm
 
         tps = [TopicPartition(self.topic, p) for p in self.partitions]
         consumer = self.cluster.connect(lambda: KafkaConsumer(enable_auto_commit=False, group_id=None, **self.cluster.conf))
         try:
-            consumer.assign(tps)
             try:
                 ends = consumer.end_offsets(tps)
                 starts = consumer.beginning_offsets(tps)
@@ -301,32 +312,39 @@ class Reader:
                 raise self.cluster.denied(e, "READ", f"Topic:{self.topic}", "ListOffsets") from e
             self.end_offsets = {tp.partition: ends[tp] for tp in tps}
             self.start_offsets = {tp.partition: starts[tp] for tp in tps}
-            pending = {tp for tp in tps if starts[tp] < ends[tp]}
-            for tp in tps:
-                if tp not in pending:
-                    self.read_to_end[tp.partition] = True
             total = sum(ends[tp] - starts[tp] for tp in tps)
-            consumer.seek_to_beginning(*tps)
-            deadline = time.monotonic() + self.cluster.timeout_ms / 1000
-            bar = tqdm(total=total, desc=self.desc, unit="rec", file=sys.stderr, disable=None if self.progress else True, leave=False)
+            bar = tqdm(total=total, desc=self.desc, unit="rec", file=sys.stderr, disable=None if self.progress else True,
+                       leave=False, smoothing=0.05)
             try:
-                while pending and time.monotonic() < deadline:
-                    try:
-                        polled = consumer.poll(timeout_ms=500, max_records=5000)
-                    except Exception as e:
-                        raise self.cluster.denied(e, "READ", f"Topic:{self.topic}", "Fetch") from e
-                    for tp, records in polled.items():
-                        for r in records:
-                            if r.offset >= ends[tp]:
-                                continue
-                            self.bytes_read[tp.partition] += len(r.key or b"") + len(r.value or b"")
-                            yield ConsumedRecord(tp.partition, r.offset, r.timestamp, r.key, r.value)
-                        bar.update(len(records))
-                    for tp in list(pending):
-                        if consumer.position(tp) >= ends[tp]:
-                            pending.discard(tp)
-                            self.read_to_end[tp.partition] = True
+                for tp in tps:
+                    yield tp.partition, self._partition(consumer, tp, starts[tp], ends[tp], bar)
             finally:
                 bar.close()
         finally:
             consumer.close()
+
+    def _partition(self, consumer: Any, tp: Any, start: int, end: int, bar: Any) -> Iterator[ConsumedRecord]:
+        if start >= end:
+            self.read_to_end[tp.partition] = True
+            return
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        wait = self.cluster.timeout_ms / 1000
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                polled = consumer.poll(timeout_ms=500, max_records=5000)
+            except Exception as e:
+                raise self.cluster.denied(e, "READ", f"Topic:{self.topic}", "Fetch") from e
+            for records in polled.values():
+                if records:
+                    deadline = time.monotonic() + wait  # data came: the wait starts again
+                for r in records:
+                    if r.offset >= end:
+                        continue
+                    self.bytes_read[tp.partition] += len(r.key or b"") + len(r.value or b"")
+                    yield ConsumedRecord(tp.partition, r.offset, r.timestamp, r.key, r.value)
+                bar.update(len(records))
+            if consumer.position(tp) >= end:
+                self.read_to_end[tp.partition] = True
+                return

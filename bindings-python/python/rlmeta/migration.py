@@ -47,8 +47,8 @@ import os
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Tuple
 
 from . import _native
 from ._feature import (
@@ -198,18 +198,33 @@ class Actions:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
+#: Null-key records (and undecodable values) named one by one per partition by --check; the rest
+#: are counted, with their offset and timestamp ranges (a stock topic holds millions).
+NAMED_PER_PARTITION = 20
+
+
 @dataclass
 class PartitionScan:
+    """What one metadata partition's read found, in counts and ranges: never a list per record."""
+
     partition: int
     messages: int = 0
-    null_keys: List[Tuple[int, int]] = field(default_factory=list)
+    null_keys: int = 0
+    #: First and last null-key offsets, and the range of their timestamps.
+    null_offsets: Optional[Tuple[int, int]] = None
+    null_timestamps: Optional[Tuple[int, int]] = None
     tombstones: int = 0
-    undecodable: List[Tuple[int, str]] = field(default_factory=list)
-    #: Every record ``(offset, timestamp, key, value)``, kept only for the keyed verification.
-    records: List[Tuple[int, int, Optional[bytes], Optional[bytes]]] = field(default_factory=list)
+    undecodable: int = 0
     level: Optional[MetadataLevel] = None
     invalid_level: Optional[str] = None
     read_to_end: bool = False
+
+    def null_key(self, offset: int, timestamp: int) -> None:
+        self.null_keys += 1
+        first = self.null_offsets[0] if self.null_offsets else offset
+        self.null_offsets = (first, offset)
+        lo, hi = self.null_timestamps if self.null_timestamps else (timestamp, timestamp)
+        self.null_timestamps = (min(lo, timestamp), max(hi, timestamp))
 
 
 @dataclass
@@ -232,7 +247,13 @@ class TopicState:
         return level
 
 
-def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool, keep_records: bool = False) -> TopicState:
+def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool,
+               each_partition: Optional[Callable[[int, List[Tuple[int, int, Optional[bytes], Optional[bytes]]]], None]] = None
+               ) -> TopicState:
+    """Reads the metadata topic one partition at a time and keeps counts per partition. With
+    ``each_partition``, every record ``(offset, timestamp, key, value)`` of a partition is handed to
+    it once that partition is read, then dropped: memory is bounded by one metadata partition, not
+    the topic (every record of a user partition lives in one metadata partition)."""
     parts = cluster.partitions(METADATA_TOPIC)
     if parts is None:
         raise Failure(f"Topic {METADATA_TOPIC} does not exist: there is nothing to migrate.")
@@ -240,31 +261,43 @@ def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool, keep_re
         out(f"Found {len(parts)} partition(s) in {METADATA_TOPIC}")
         out("Scanning messages...")
     scans = {p: PartitionScan(p) for p in parts}
-    stores = {p: Store() for p in parts}
     reader = cluster.read(METADATA_TOPIC, parts, progress, desc="Scanning " + METADATA_TOPIC)
-    for r in reader:
-        s = scans[r.partition]
-        s.messages += 1
-        if keep_records:
-            s.records.append((r.offset, r.timestamp, r.key, r.value))
-        applied = stores[r.partition].apply(r.offset, r.key, r.value)
-        if r.key is None:
-            s.null_keys.append((r.offset, r.timestamp))
-            if report_null_keys:
-                out(f"⚠️  Found message with null key at partition={r.partition}, offset={r.offset}, timestamp={r.timestamp}")
-        if applied.skip is SkipKind.TOMBSTONE:
-            s.tombstones += 1
-        elif applied.skip is SkipKind.UNDECODABLE:
-            s.undecodable.append((r.offset, applied.detail or ""))
-            if report_null_keys:
-                out(f"⚠️  Found undecodable value at partition={r.partition}, offset={r.offset}: {applied.detail}")
-        elif applied.skip is SkipKind.LEVEL_RECORD:
-            try:
-                s.level, s.invalid_level = parse_level_record(r.key, r.value), None
-            except _native.RlmetaError:
-                s.invalid_level = applied.detail
-    for p, done in reader.read_to_end.items():
-        scans[p].read_to_end = done
+    for p, records in reader.each_partition():
+        s = scans[p]
+        store = Store()  # this partition's replay only: it classifies each record, then goes
+        kept: List[Tuple[int, int, Optional[bytes], Optional[bytes]]] = []
+        named_nulls = named_bad = 0
+        for r in records:
+            s.messages += 1
+            if each_partition is not None:
+                kept.append((r.offset, r.timestamp, r.key, r.value))
+            applied = store.apply(r.offset, r.key, r.value)
+            if r.key is None:
+                s.null_key(r.offset, r.timestamp)
+                if report_null_keys and named_nulls < NAMED_PER_PARTITION:
+                    named_nulls += 1
+                    out(f"⚠️  Found message with null key at partition={p}, offset={r.offset}, timestamp={r.timestamp}")
+            if applied.skip is SkipKind.TOMBSTONE:
+                s.tombstones += 1
+            elif applied.skip is SkipKind.UNDECODABLE:
+                s.undecodable += 1
+                if report_null_keys and named_bad < NAMED_PER_PARTITION:
+                    named_bad += 1
+                    out(f"⚠️  Found undecodable value at partition={p}, offset={r.offset}: {applied.detail}")
+            elif applied.skip is SkipKind.LEVEL_RECORD:
+                try:
+                    s.level, s.invalid_level = parse_level_record(r.key, r.value), None
+                except _native.RlmetaError:
+                    s.invalid_level = applied.detail
+        if report_null_keys and s.null_keys > named_nulls:
+            out(f"⚠️  ... and {s.null_keys - named_nulls} more message(s) with null keys at partition={p} "
+                f"(offsets {s.null_offsets[0]}-{s.null_offsets[1]})")
+        if report_null_keys and s.undecodable > named_bad:
+            out(f"⚠️  ... and {s.undecodable - named_bad} more undecodable value(s) at partition={p}")
+        s.read_to_end = reader.read_to_end[p]
+        if each_partition is not None:
+            each_partition(p, kept)
+        del kept, store
     supported, finalized = cluster.features()
     fin = finalized.get(FEATURE_NAME)
     return TopicState(
@@ -437,23 +470,24 @@ def check(cluster: Cluster, args: argparse.Namespace, actions: Actions) -> int:
     state = scan_topic(cluster, not args.no_progress, report_null_keys=True)
     scans = [s for _, s in sorted(state.partitions.items())]
     total = sum(s.messages for s in scans)
-    nulls = sum(len(s.null_keys) for s in scans)
+    nulls = sum(s.null_keys for s in scans)
     out()
     out("Scan completed.")
     out(f"Total messages scanned: {total}")
     out(f"Messages with null keys: {nulls}")
     for s in scans:
-        line = f"  partition={s.partition}: {s.messages} message(s), {len(s.null_keys)} with null keys"
-        if s.null_keys:
-            line += f" (offsets {s.null_keys[0][0]}-{s.null_keys[-1][0]}, timestamps {min(t for _, t in s.null_keys)}-{max(t for _, t in s.null_keys)})"
-        line += f", {s.tombstones} tombstone(s), {len(s.undecodable)} undecodable value(s)"
+        line = f"  partition={s.partition}: {s.messages} message(s), {s.null_keys} with null keys"
+        if s.null_offsets and s.null_timestamps:
+            line += (f" (offsets {s.null_offsets[0]}-{s.null_offsets[1]}, "
+                     f"timestamps {s.null_timestamps[0]}-{s.null_timestamps[1]})")
+        line += f", {s.tombstones} tombstone(s), {s.undecodable} undecodable value(s)"
         line += f", level record: {int(s.level) if s.level is not None else (('invalid: ' + s.invalid_level) if s.invalid_level else 'none')}"
         if not s.read_to_end:
             line += ", NOT read to its end"
         out(line)
     require_read(state, args.timeout_ms)
     out()
-    last_ts = max((t for s in scans for _, t in s.null_keys), default=None)
+    last_ts = max((s.null_timestamps[1] for s in scans if s.null_timestamps), default=None)
     verdict = readiness(nulls, last_ts, segment, retention)
     if not verdict.ready:
         now = int(time.time() * 1000)
@@ -537,17 +571,16 @@ def show_state(u) -> str:
 
 
 def verify_backfill(cluster: Cluster, args: argparse.Namespace) -> Tuple[TopicState, int]:
-    """A fresh read of the topic and the core's keyed verification of each metadata partition,
-    printed per partition; returns the state read and how many segments fail."""
+    """A fresh read of the topic and the core's keyed verification of each metadata partition as
+    soon as it is read (its records are dropped before the next is read), printed per partition;
+    returns the state read and how many segments fail."""
     out(f"Verifying that keyed records hold every live segment of {METADATA_TOPIC} (fresh read)...")
-    state = scan_topic(cluster, not args.no_progress, report_null_keys=False, keep_records=True)
-    require_read(state, args.timeout_ms)
-    live = failing = superseded = 0
-    for p, scan in sorted(state.partitions.items()):
-        v = verify_keyed(scan.records)
-        scan.records = []
-        live += v.live_segments
-        failing += len(v.unheld)
+    totals = {"live": 0, "failing": 0, "superseded": 0}
+
+    def verify(p: int, records: List[Tuple[int, int, Optional[bytes], Optional[bytes]]]) -> None:
+        v = verify_keyed(records)
+        totals["live"] += v.live_segments
+        totals["failing"] += len(v.unheld)
         out(f"  partition={p}: {v.live_segments} live segment(s), {len(v.unheld)} not held by keyed records; "
             f"{v.records} record(s), {v.null_key_records} with null keys, {v.records_after_compaction} left once compacted")
         for u in v.unheld:
@@ -562,12 +595,16 @@ def verify_backfill(cluster: Cluster, args: argparse.Namespace) -> Tuple[TopicSt
             nulls = ", ".join(map(str, u.null_key_offsets)) or "none"
             out(f"    ⚠️  {where}: {what} (records at offsets {offsets}; null keys at {nulls})")
         for s in v.superseded:
-            superseded += 1
+            totals["superseded"] += 1
             out(f"    superseded: segment={s.segment_id} of {s.partition.name}-{s.partition.partition} "
                 f"(topic id {s.partition.id}), offsets {s.start_offset}..{s.end_offset}: a second upload attempt "
                 f"of that range, Kafka serves segment={s.served_by}; not a failure: no fetch is served from it, "
                 f"at level 2 its null-key records go and its remote objects become orphans "
                 f"(records at offsets {', '.join(map(str, s.offsets))})")
+
+    state = scan_topic(cluster, not args.no_progress, report_null_keys=False, each_partition=verify)
+    require_read(state, args.timeout_ms)
+    live, failing, superseded = totals["live"], totals["failing"], totals["superseded"]
     out(f"Live segments: {live}; not held by keyed records: {failing}; superseded upload attempts: {superseded}")
     return state, failing
 
