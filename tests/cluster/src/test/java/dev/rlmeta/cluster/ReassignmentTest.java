@@ -474,6 +474,9 @@ class ReassignmentTest {
         for (String t : topics) {
             for (TopicPartitionInfo i : describe(t).partitions()) {
                 List<Integer> rs = i.replicas().stream().map(n -> n.id()).toList();
+                if (ids.containsKey(t) && i.leader() != null) {
+                    ledBefore.put(new TopicPartition(t, i.partition()), i.leader().id());
+                }
                 if (!rs.contains(gone)) {
                     continue;
                 }
@@ -486,12 +489,9 @@ class ReassignmentTest {
                     }
                 }
                 moves.put(new TopicPartition(t, i.partition()), target);
-                if (ids.containsKey(t) && i.leader() != null) {
-                    ledBefore.put(new TopicPartition(t, i.partition()), i.leader().id());
-                }
             }
         }
-        Map<TopicPartition, Long> ends = new HashMap<>();
+        Map<TopicPartition, Long> ends = new TreeMap<>(java.util.Comparator.comparing(TopicPartition::toString));
         for (String t : List.of(RA, RB, RC)) {
             for (int p = 0; p < partitionCount.get(t); p++) {
                 ends.put(new TopicPartition(t, p), logEnd(t, p));
@@ -499,11 +499,29 @@ class ReassignmentTest {
         }
         reassign(moves);
         assertTrue(held(gone).isEmpty(), "broker " + gone + " still holds " + held(gone));
+        // one bounded wait for every tiered partition; a failure names each one whose uploads stopped
+        try {
+            KafkaCluster.await("every partition's uploads past its log end at the decommission", TIER_WAIT,
+                    () -> ends.entrySet().stream().allMatch(e ->
+                            highestUploaded(e.getKey().topic(), e.getKey().partition()) >= e.getValue()));
+        } catch (AssertionError e) {
+            List<String> stalled = new ArrayList<>();
+            for (Map.Entry<TopicPartition, Long> en : ends.entrySet()) {
+                TopicPartition tp = en.getKey();
+                if (highestUploaded(tp.topic(), tp.partition()) < en.getValue()) {
+                    int l = leader(tp.topic(), tp.partition());
+                    List<String> refused = c.logLines(l, "refused").stream().filter(x -> x.contains(tp.toString())).toList();
+                    stalled.add(tp + " (leader " + ledBefore.getOrDefault(tp, -1) + " -> " + l + ", uploaded up to "
+                            + highestUploaded(tp.topic(), tp.partition()) + " of " + en.getValue() + ", " + refused.size()
+                            + " refusals" + (refused.isEmpty() ? "" : ", the last: " + refused.get(refused.size() - 1)) + ")");
+                }
+            }
+            throw new AssertionError("after broker " + gone + " was decommissioned, tiering stopped on " + stalled, e);
+        }
         List<String> leaders = new ArrayList<>();
         for (String t : List.of(RA, RB, RC)) {
             for (int p = 0; p < partitionCount.get(t); p++) {
                 TopicPartition tp = new TopicPartition(t, p);
-                awaitUploadsPast(t, p, ends.get(tp), "broker " + gone + " was decommissioned");
                 leaders.add(tp + " " + ledBefore.getOrDefault(tp, -1) + "->" + leader(t, p));
             }
         }
