@@ -468,8 +468,13 @@ class ReassignmentTest {
     void aDecommissionedBrokersPartitionsKeepTieringOnTheirNewLeaders() throws Exception {
         int gone = 2;
         Map<TopicPartition, List<Integer>> moves = new HashMap<>();
-        Set<String> topics = admin.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
-                .names().get(30, TimeUnit.SECONDS);
+        Set<String> topics = new TreeSet<>(admin.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions()
+                .listInternal(true)).names().get(30, TimeUnit.SECONDS));
+        topics.add(MetaTopic.NAME);
+        int metaOnGone = 0;
+        for (TopicPartitionInfo i : describe(MetaTopic.NAME).partitions()) {
+            metaOnGone += i.replicas().stream().anyMatch(n -> n.id() == gone) ? 1 : 0;
+        }
         Map<TopicPartition, Integer> ledBefore = new TreeMap<>(java.util.Comparator.comparing(TopicPartition::toString));
         for (String t : topics) {
             for (TopicPartitionInfo i : describe(t).partitions()) {
@@ -499,6 +504,12 @@ class ReassignmentTest {
         }
         reassign(moves);
         assertTrue(held(gone).isEmpty(), "broker " + gone + " still holds " + held(gone));
+        for (String t : topics) {
+            for (TopicPartitionInfo i : describe(t).partitions()) {
+                assertFalse(i.replicas().stream().anyMatch(n -> n.id() == gone), t + "-" + i.partition()
+                        + " still has a replica on broker " + gone + ": " + i.replicas());
+            }
+        }
         // one bounded wait for every tiered partition; a failure names each one whose uploads stopped
         try {
             KafkaCluster.await("every partition's uploads past its log end at the decommission", TIER_WAIT,
@@ -526,8 +537,10 @@ class ReassignmentTest {
             }
         }
         long metaMoved = moves.keySet().stream().filter(tp -> tp.topic().equals(MetaTopic.NAME)).count();
-        say("(c) broker %d decommissioned: %d partitions moved off it (%d of %s), leaders %s; every tiered partition's "
-                + "uploads went on past the log end of the change", gone, moves.size(), metaMoved, MetaTopic.NAME, leaders);
+        assertEquals(metaOnGone, metaMoved, "partitions of " + MetaTopic.NAME + " on broker " + gone + " moved");
+        say("(c) broker %d decommissioned: %d partitions of %d topics moved off it (%d of %s's %d), leaders %s; every "
+                + "tiered partition's uploads went on past the log end of the change", gone, moves.size(), topics.size(),
+                metaMoved, MetaTopic.NAME, describe(MetaTopic.NAME).partitions().size(), leaders);
         List<Integer> rest = c.brokerIds().stream().filter(b -> b != gone).collect(Collectors.toList());
         say("(c) %s", judge("(c)", rest));
         assertFalse(c.isAlive(gone) && !c.logLines(gone, "Exception in thread").isEmpty(),
