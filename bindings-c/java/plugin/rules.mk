@@ -34,6 +34,17 @@
 #                       all brokers, under produce load and retention, the invariants checked every minute and at the end
 #   soak                the same campaign for SOAK_MINUTES (default 30) with SOAK_SEED (default: the time) (not
 #                       part of make test); its summary line gives faults by kind, records and checks
+#   reassign-test       JUnit: reassignments on a cluster of 3 plugin brokers under produce load (ReassignmentTest, one
+#                       cluster per combination, scenarios in sequence): (a) a replica set shrinks under a leader that
+#                       stays (KRaft bumps the epoch) and its uploads go on; (b) a replica leaves a broker that keeps
+#                       reading its metadata partition, comes back and leads, and every acknowledged record reads back
+#                       through it; (c) a broker is decommissioned (every replica, metadata topic's too, moves off) and
+#                       tiering goes on on the new leaders; after each, every broker's cache (its dump: segments and the
+#                       store's answers to remoteLogSegmentMetadata/highestOffsetForEpoch at a spread of probes) is
+#                       compared with Kafka's own replay of the topic by the stock classes of the brokers' version
+#                       (KafkaReplay); on Kafka 4.4.0 and 3.9.2, with 1 and 50 metadata partitions (REASSIGN_RUNS)
+#   reassign-test-lean  the same, 4.4.0 with 1 metadata partition and 3.9.2 with 50 (REASSIGN_LEAN; in make test,
+#                       about 2 minutes a cluster)
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
 #   cluster-test-3.9    the same cluster scenarios on Kafka 3.9.2 brokers (not part of make test: 3.5 minutes more)
 #   cluster-test KAFKA_VERSION=X   the cluster scenarios on brokers of any other Kafka (not part of make test)
@@ -54,7 +65,7 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 
-.PHONY: soak soak-test journey-test plugin plugin-test backfill-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
+.PHONY: reassign-test reassign-test-lean soak soak-test journey-test plugin plugin-test backfill-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
 
 PLUGIN_NATIVES := $(BUILD)/plugin-natives
 
@@ -107,6 +118,22 @@ cluster-test-3.9: plugin $(KAFKA_BROKERS)/3.9.2.classpath
 # scenario g2 alone (kill -9 between DELETE_SEGMENT_STARTED and FINISHED) on a fresh cluster; it is part of cluster-test
 cluster-kill-delete-test: plugin
 	$(call cluster_run,PluginClusterTest#killNineOfTheLeaderBetweenDeleteStartedAndFinishedCompletesTheDeletion,cluster-kill-delete-test,$(PLUGIN_JAR))
+
+# ReassignmentTest, one cluster per <Kafka version>:<metadata partitions>, in sequence (never two clusters at once)
+REASSIGN_RUNS  ?= 4.4.0:1 4.4.0:50 3.9.2:1 3.9.2:50
+REASSIGN_LEAN  := 4.4.0:1 3.9.2:50
+# $(call reassign_run,<version>,<metadata partitions>)
+define reassign_run
+	$(call cluster_run,ReassignmentTest,reassign-test-$(1)-$(2),$(PLUGIN_JAR) -Drlmeta.kafka.version=$(1) \
+	  -Drlmeta.broker.classpath.file=$(CURDIR)/$(KAFKA_BROKERS)/$(1).classpath -Drlmeta.reassign.metadata.partitions=$(2))
+
+endef
+
+reassign-test: plugin $(foreach r,$(REASSIGN_RUNS),$(KAFKA_BROKERS)/$(word 1,$(subst :, ,$(r))).classpath)
+	$(foreach r,$(REASSIGN_RUNS),$(call reassign_run,$(word 1,$(subst :, ,$(r))),$(word 2,$(subst :, ,$(r)))))
+
+reassign-test-lean: plugin $(foreach r,$(REASSIGN_LEAN),$(KAFKA_BROKERS)/$(word 1,$(subst :, ,$(r))).classpath)
+	$(foreach r,$(REASSIGN_LEAN),$(call reassign_run,$(word 1,$(subst :, ,$(r))),$(word 2,$(subst :, ,$(r)))))
 
 cluster-stock-test: plugin
 	$(call cluster_run,StockClusterTest,cluster-stock-test,$(PLUGIN_JAR))
@@ -170,7 +197,7 @@ version-matrix-test: plugin setup-py $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS
 	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ] || [ $$linked -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
 	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; fi
 
-BINDING_TESTS += plugin-test cluster-test secure-test version-matrix-test soak-test journey-test
+BINDING_TESTS += plugin-test cluster-test reassign-test-lean secure-test version-matrix-test soak-test journey-test
 
 # The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
 # TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.

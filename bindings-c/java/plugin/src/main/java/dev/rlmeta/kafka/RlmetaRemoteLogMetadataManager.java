@@ -79,8 +79,9 @@ import dev.rlmeta.RlMetaException;
  * missing (compacted, with level records "2" in every partition) and starts the consumer.
  *
  * <p>Own setting (after the broker strips {@code rlmm.config.}): {@code rlmeta.dump.path}, a file
- * the plugin keeps a diagnostic dump in (store contents, levels, positions, counters; rewritten at
- * most once a second when something changed, and on close).
+ * the plugin keeps a diagnostic dump in (store contents, the store's answers to a spread of
+ * lookups per held partition, levels, positions, counters; rewritten at most once a second when
+ * something changed, and on close).
  */
 public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager {
     private static final Logger log = LoggerFactory.getLogger(RlmetaRemoteLogMetadataManager.class);
@@ -1178,7 +1179,78 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         } catch (IllegalStateException | RlMetaException e) { // replaced, closed or poisoned meanwhile
             storeDump = "null";
         }
-        return "{\"brokerId\":" + brokerId + "," + consumer.statusJson() + ",\"store\":" + storeDump + "}";
+        String answers;
+        try {
+            answers = s == null ? "[]" : answersJson(s);
+        } catch (IllegalStateException | RlMetaException e) {
+            answers = "[]";
+        }
+        return "{\"brokerId\":" + brokerId + "," + consumer.statusJson() + ",\"store\":" + storeDump
+                + ",\"answers\":" + answers + "}";
+    }
+
+    /** Offsets and epochs a dump probes per held partition (the cluster tests compare them with Kafka's replay). */
+    private static final int PROBE_OFFSETS = 48;
+
+    /**
+     * The dump's "answers": for each partition Kafka has this broker hold, what the store answers to
+     * {@code highestOffsetForEpoch} and {@code remoteLogSegmentMetadata} (the segment id, or null) at
+     * a spread of probes: every leader epoch its segments name, one above the highest, and up to
+     * {@value #PROBE_OFFSETS} offsets among the segments' bounds and epoch starts. Asked of the
+     * store directly (never through the RLMM methods, which learn epochs from their arguments), so
+     * a dump changes nothing. A partition the store refuses carries {"error": ...}.
+     */
+    private String answersJson(MetadataStore s) {
+        List<TopicIdPartition> held = new ArrayList<>(loaded);
+        held.sort(java.util.Comparator.comparing(TopicIdPartition::toString));
+        StringBuilder sb = new StringBuilder("[");
+        for (TopicIdPartition tp : held) {
+            long msb = tp.topicId().getMostSignificantBits();
+            long lsb = tp.topicId().getLeastSignificantBits();
+            int p = tp.partition();
+            if (sb.length() > 1) {
+                sb.append(',');
+            }
+            sb.append("{\"id\":\"").append(tp.topicId()).append("\",\"partition\":").append(p);
+            try {
+                java.util.TreeSet<Integer> epochs = new java.util.TreeSet<>();
+                java.util.TreeSet<Long> bounds = new java.util.TreeSet<>();
+                for (byte[] b : s.segments(msb, lsb, p)) {
+                    RemoteLogSegmentMetadata m = segment(b);
+                    epochs.addAll(m.segmentLeaderEpochs().keySet());
+                    bounds.addAll(m.segmentLeaderEpochs().values());
+                    bounds.add(m.startOffset());
+                    bounds.add(m.endOffset());
+                    bounds.add(m.endOffset() + 1);
+                }
+                epochs.add(epochs.isEmpty() ? 0 : epochs.last() + 1);
+                List<Long> all = new ArrayList<>(bounds);
+                List<Long> offsets = new ArrayList<>();
+                for (int i = 0; i < Math.min(all.size(), PROBE_OFFSETS); i++) {
+                    offsets.add(all.get(all.size() <= PROBE_OFFSETS ? i
+                            : (int) ((long) i * (all.size() - 1) / (PROBE_OFFSETS - 1))));
+                }
+                StringBuilder highest = new StringBuilder();
+                StringBuilder segmentFor = new StringBuilder();
+                for (int e : epochs) {
+                    long h = s.highestOffsetForEpoch(msb, lsb, p, e);
+                    highest.append(highest.length() == 0 ? "" : ",").append('[').append(e).append(',')
+                            .append(h == MetadataStore.NO_OFFSET ? "null" : Long.toString(h)).append(']');
+                    for (long o : offsets) {
+                        byte[] m = s.segmentFor(msb, lsb, p, e, o);
+                        segmentFor.append(segmentFor.length() == 0 ? "" : ",").append('[').append(e).append(',')
+                                .append(o).append(',').append(m == null ? "null"
+                                        : "\"" + segment(m).remoteLogSegmentId().id() + "\"").append(']');
+                    }
+                }
+                sb.append(",\"highestOffsetForEpoch\":[").append(highest).append("],\"segmentFor\":[")
+                        .append(segmentFor).append(']');
+            } catch (RlMetaException e) {
+                sb.append(",\"error\":\"").append(e.getClass().getSimpleName()).append('"');
+            }
+            sb.append('}');
+        }
+        return sb.append(']').toString();
     }
 
     private void dumpLoop() {
