@@ -341,5 +341,65 @@ class PluginApiTest {
         assertTrue(t.getMessage().contains("does not lead"), t.getMessage());
         System.out.println("[api] epoch bump under the same leader (known 5, data 6): copy accepted under key " + prefix
                 + "6; a follower's copy refused: " + t.getMessage());
+        assertTrue(rlmm.writeLockCount() > 0, "writes took the partition's lock");
+        rlmm.onStopPartitions(Set.of(tp));
+        assertEquals(0, rlmm.writeLockCount(), "a partition no longer held keeps its write lock");
+    }
+
+    /**
+     * Issue 31: close() returns within its 10 s deadline even when the cluster is unreachable (it
+     * joined each thread for up to 60 s in turn before). The bound here is that deadline plus a
+     * margin for a loaded machine, a guard on a documented limit, not a speed measurement.
+     */
+    @Test
+    @Order(8)
+    void closeReturnsWithinItsDeadlineWhenTheClusterIsUnreachable() throws Exception {
+        int dead;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            dead = s.getLocalPort(); // closed again: nothing listens there
+        }
+        Map<String, Object> c = configs("unreachable");
+        c.put("remote.log.metadata.common.client.bootstrap.servers", "127.0.0.1:" + dead);
+        RlmetaRemoteLogMetadataManager m = new RlmetaRemoteLogMetadataManager();
+        m.configure(c);
+        m.onPartitionLeadershipChanges(Set.of(tp), Set.of());
+        Thread.sleep(3_000); // its threads are now retrying the cluster
+        long t0 = System.nanoTime();
+        m.close();
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        System.out.printf("[api] close() with an unreachable cluster returned in %.1f s (deadline %d s)%n", seconds,
+                RlmetaRemoteLogMetadataManager.CLOSE_DEADLINE.getSeconds());
+        assertTrue(seconds < RlmetaRemoteLogMetadataManager.CLOSE_DEADLINE.getSeconds() + 5,
+                "close() took " + seconds + " s");
+    }
+
+    /**
+     * Issue 31: a broker's start with 2,000 partitions logs a screenful, not a line per partition
+     * (an INFO line per initialized partition before: 2,000 lines here, 100,000 on a large broker).
+     */
+    @Test
+    @Order(9)
+    void aStartWithTwoThousandPartitionsFitsOnOneScreen() throws Exception {
+        Uuid many = Uuid.randomUuid();
+        Set<TopicIdPartition> all = new java.util.HashSet<>();
+        for (int p = 0; p < 2_000; p++) {
+            all.add(new TopicIdPartition(many, p, "many"));
+        }
+        List<String> lines;
+        try (LogCapture log = LogCapture.start("dev.rlmeta")) {
+            RlmetaRemoteLogMetadataManager m = new RlmetaRemoteLogMetadataManager();
+            try {
+                m.configure(configs("many"));
+                m.onPartitionLeadershipChanges(Set.of(), all);
+                KafkaCluster.await("2,000 partitions ready", Duration.ofSeconds(90),
+                        () -> all.stream().allMatch(m::isReady));
+            } finally {
+                m.close();
+            }
+            lines = log.lines();
+        }
+        System.out.printf("[api] a start with 2,000 partitions logged %d plugin lines:%n  %s%n", lines.size(),
+                String.join("\n  ", lines));
+        assertTrue(lines.size() <= 40, lines.size() + " lines: " + lines);
     }
 }

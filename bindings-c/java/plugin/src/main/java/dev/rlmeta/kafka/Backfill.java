@@ -187,6 +187,8 @@ final class Backfill implements Runnable {
                     return;
                 } catch (RuntimeException ex) {
                     error(e.getKey(), "failed: " + ex);
+                } catch (Error ex) { // never a silent death: logged, and the partition is tried again next round
+                    log.error("rlmeta RLMM backfill of {} failed with {}; retried in {} ms", e.getKey(), ex, checkMs, ex);
                 }
             }
         }

@@ -53,6 +53,12 @@ final class MetadataConsumer implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(MetadataConsumer.class);
     static final int UNKNOWN_LEVEL = -1;
     private static final int MAX_LOGGED_OFFSETS = 10;
+    private static final long QUIET_SUMMARY_NANOS = 60_000_000_000L;
+    // expected outcomes (tombstones, orphans, ...) by name since the last summary; the consumer thread's
+    private final Map<String, Long> quiet = new java.util.TreeMap<>();
+    private long quietSince = System.nanoTime() - QUIET_SUMMARY_NANOS; // the first summary is written at once
+    // unexpected outcomes and retried errors: one line a minute per kind and metadata partition
+    private final RateLimitedLog noisy = new RateLimitedLog(60_000);
 
     private final String topic;
     private final int numPartitions;
@@ -107,6 +113,7 @@ final class MetadataConsumer implements Runnable {
     // looks only at the metadata partitions that have some, never calls the partitioner
     private final Map<Integer, Map<TopicIdPartition, Long>> pendingInit = new HashMap<>();
     private final Map<TopicIdPartition, Integer> metadataPartitionOf = new HashMap<>(); // the partitioner's answers, held partitions only
+    private long assignedAt = System.nanoTime(); // the last reassignment that added partitions to initialize
     private final long[] endAtFirstRead;     // per metadata partition: end offset when first assigned (-1: never)
     private final boolean[] levelRecordSeen;
 
@@ -421,7 +428,7 @@ final class MetadataConsumer implements Runnable {
             return;
         }
         try {
-            c.close(Duration.ofSeconds(5)); // close(CloseOptions) is 4.1+: the plugin links against 3.7
+            c.close(Duration.ofSeconds(closed ? 2 : 5)); // close(CloseOptions) is 4.1+: the plugin links against 3.7
         } catch (Exception e) {
             log.debug("closing the consumer", e);
         }
@@ -541,7 +548,10 @@ final class MetadataConsumer implements Runnable {
                 if (p != null) {
                     p.report("read " + topic, e, "Read (and Describe)", "Topic:" + topic);
                 } else {
-                    log.warn("rlmeta consumer of {}: {} (retrying in 1 s)", topic, e.toString());
+                    String sfx = noisy.admit("retry " + e.getClass().getName());
+                    if (sfx != null) {
+                        log.warn("rlmeta consumer of {}: {} (retrying every 1 s){}", topic, e.toString(), sfx);
+                    }
                 }
                 synchronized (wakeups) {
                     if (!closed && rebuildRequested == null) {
@@ -589,6 +599,9 @@ final class MetadataConsumer implements Runnable {
         consumer.seekToBeginning(rewound);
         Map<TopicPartition, Long> ends = consumer.endOffsets(assignment);
         timeline.mark("end offsets");
+        if (!fresh.isEmpty()) {
+            assignedAt = System.nanoTime();
+        }
         for (TopicIdPartition tp : fresh) {
             int mp = metadataPartition(tp);
             pendingInit.computeIfAbsent(mp, k -> new HashMap<>()).put(tp, ends.get(new TopicPartition(topic, mp)));
@@ -724,15 +737,26 @@ final class MetadataConsumer implements Runnable {
                     : at2.subList(0, MAX_LOGGED_OFFSETS) + " and " + (at2.size() - MAX_LOGGED_OFFSETS) + " more";
             boolean bad = code != Outcome.TOMBSTONE && code != Outcome.ORPHANED && code != Outcome.PARTITION_DELETED
                     && code != Outcome.DROPPED && code != Outcome.ORPHANED_V1 && code != Outcome.DROPPED_V1;
-            long total = code >= 0 && code < counters.length ? counters[code].get() : -1;
-            String line = String.format("rlmeta: %s-%d: %d %s record(s) at offsets %s (total %d)", topic, mp,
-                    at2.size(), what, offs, total);
-            if (bad) {
-                log.warn(line);
-            } else {
-                log.info(line);
+            if (!bad) {
+                // expected at level 2 (tombstones in every poll): one summary a minute, not a line a poll
+                quiet.merge(what, (long) at2.size(), Long::sum);
+                return;
             }
+            String sfx = noisy.admit(mp + " " + what);
+            if (sfx == null) {
+                return;
+            }
+            long total = code >= 0 && code < counters.length ? counters[code].get() : -1;
+            log.warn(String.format("rlmeta: %s-%d: %d %s record(s) at offsets %s (total %d)%s", topic, mp,
+                    at2.size(), what, offs, total, sfx));
         });
+        long now = System.nanoTime();
+        if (!quiet.isEmpty() && now - quietSince >= QUIET_SUMMARY_NANOS) {
+            log.info("rlmeta: {} records of {} applied in the last {} s, by outcome: {}", quiet.values().stream()
+                    .mapToLong(Long::longValue).sum(), topic, (now - quietSince) / 1_000_000_000L, quiet);
+            quiet.clear();
+            quietSince = now;
+        }
         dirty = true;
     }
 
@@ -771,6 +795,7 @@ final class MetadataConsumer implements Runnable {
                 }
             }
         }
+        int initializedNow = 0;
         for (Iterator<Map.Entry<Integer, Map<TopicIdPartition, Long>>> mps = pendingInit.entrySet().iterator(); mps.hasNext(); ) {
             Map.Entry<Integer, Map<TopicIdPartition, Long>> m = mps.next();
             long position = positions.get(m.getKey());
@@ -783,12 +808,18 @@ final class MetadataConsumer implements Runnable {
                         throw new ApplyFailed("marking " + e.getKey() + " initialized failed", ex);
                     }
                     it.remove();
+                    initializedNow++;
                     dirty = true;
                 }
             }
             if (m.getValue().isEmpty()) {
                 mps.remove();
             }
+        }
+        if (initializedNow > 0) { // one line for the partitions a poll completes, never one per partition
+            int left = pendingInit.values().stream().mapToInt(Map::size).sum();
+            log.info("rlmeta: {} user partition(s) initialized from {} in {} ms since their assignment{}", initializedNow,
+                    topic, (System.nanoTime() - assignedAt) / 1_000_000, left == 0 ? "; none pending" : "; " + left + " pending");
         }
         Set<Integer> pending = pendingInit.keySet();
         for (int p = 0; p < numPartitions; p++) {
@@ -857,9 +888,10 @@ final class MetadataConsumer implements Runnable {
 
     /**
      * Stops the thread (and any restarted one) and waits for it; the thread closes its client. A
-     * consumer never started closes nothing. Pending futures fail. True if no thread is left running.
+     * consumer never started closes nothing. Pending futures fail. Waits until {@code deadlineNanos}
+     * ({@link System#nanoTime}) at most. True if no thread is left running.
      */
-    boolean close() {
+    boolean close(long deadlineNanos) {
         synchronized (lifecycle) {
             closed = true;
         }
@@ -877,14 +909,15 @@ final class MetadataConsumer implements Runnable {
         boolean stopped = true;
         for (Thread t = thread; t != null; ) {
             try {
-                t.join(15_000);
+                t.join(Math.max(1, (deadlineNanos - System.nanoTime()) / 1_000_000));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 stopped = false;
                 break;
             }
             if (t.isAlive()) {
-                log.warn("rlmeta consumer thread {} did not stop within 15 s", t.getName());
+                log.warn("rlmeta consumer thread {} did not stop by close()'s deadline; left to finish as a daemon",
+                        t.getName());
                 stopped = false;
                 break;
             }

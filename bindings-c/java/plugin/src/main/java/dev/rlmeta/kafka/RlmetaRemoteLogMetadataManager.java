@@ -110,6 +110,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private final Set<TopicIdPartition> leading = ConcurrentHashMap.newKeySet();
     // One per user partition: held by a lifecycle write and by a backfill round from plan to applied
     private final Map<TopicIdPartition, java.util.concurrent.Semaphore> writeLocks = new ConcurrentHashMap<>();
+    // refused writes: one WARN a minute per partition and kind, with the count held back
+    private final RateLimitedLog refusals = new RateLimitedLog(60_000);
     private volatile Backfill backfill;
     private volatile Thread backfillThread;
     private volatile AccessProblems problems = new AccessProblems(Map.of());
@@ -522,7 +524,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private void markInitialized(TopicIdPartition tp) {
         boolean live = store.markInitialized(tp.topicId().getMostSignificantBits(),
                 tp.topicId().getLeastSignificantBits(), tp.topic(), tp.partition());
-        log.info("rlmeta RLMM: {} initialized{}", tp, live ? "" : " (its remote log was deleted)");
+        // DEBUG: the consumer logs one line for all the partitions a poll initializes
+        log.debug("rlmeta RLMM: {} initialized{}", tp, live ? "" : " (its remote log was deleted)");
     }
 
     @Override
@@ -581,13 +584,32 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         }
         consumer.setWanted(Set.of(), partitions, Set.of());
         backfill.leadershipChanged(Set.of(), partitions);
+        for (TopicIdPartition tp : partitions) {
+            // a partition no longer held keeps no write lock (a free one: Kafka writes nothing for it now)
+            java.util.concurrent.Semaphore lock = writeLocks.get(tp);
+            if (lock != null && lock.tryAcquire()) {
+                writeLocks.remove(tp, lock);
+                lock.release();
+            }
+        }
     }
+
+    /** How many user partitions have a write lock (diagnostics: it follows the partitions held). */
+    public int writeLockCount() {
+        return writeLocks.size();
+    }
+
+    /** How long {@link #close} waits in all, for threads and clients together. */
+    public static final Duration CLOSE_DEADLINE = Duration.ofSeconds(10);
 
     /**
      * Stops every thread this instance started and waits for each, then closes every client it
      * created, whatever point its initialization had reached (the initialization thread is stopped
      * and joined first, so a client it was still creating is closed too), then frees the store.
-     * Pending write futures fail. Idempotent.
+     * Pending write futures fail. Idempotent. Returns within {@link #CLOSE_DEADLINE} (plus the wait
+     * for lookups already running in the store), even with an unreachable cluster: every join and
+     * client close gets what is left of one deadline, and a thread still running then is a daemon
+     * left to finish on its own (logged).
      */
     @Override
     public void close() throws IOException {
@@ -597,22 +619,29 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             }
             closed = true; // no thread or client is started from now on
         }
-        join(initThread, true);
+        long t0 = System.nanoTime();
+        long deadline = t0 + CLOSE_DEADLINE.toNanos();
+        for (Thread t : new Thread[] {initThread, policyThread, backfillThread, dumpThread}) {
+            if (t != null) {
+                t.interrupt(); // all at once: they stop in parallel
+            }
+        }
+        join(initThread, deadline);
         MetadataConsumer mc = consumer;
         if (mc != null) {
-            mc.close();
+            mc.close(deadline);
         }
-        join(policyThread, true);
-        join(backfillThread, true);
+        join(policyThread, deadline);
+        join(backfillThread, deadline);
         KafkaProducer<byte[], byte[]> p = producer;
         if (p != null) {
-            p.close(Duration.ofSeconds(5));
+            p.close(left(deadline, Duration.ofSeconds(5)));
         }
         Admin a = admin;
         if (a != null) {
-            a.close(Duration.ofSeconds(5));
+            a.close(left(deadline, Duration.ofSeconds(5)));
         }
-        join(dumpThread, true);
+        join(dumpThread, deadline);
         writeDump();
         PluginMetrics m = metrics;
         if (m != null) {
@@ -626,20 +655,26 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         if (s != null) {
             s.close();
         }
-        log.info("rlmeta RLMM closed on broker {}", brokerId);
+        writeLocks.clear();
+        log.info("rlmeta RLMM closed on broker {} in {} ms", brokerId, (System.nanoTime() - t0) / 1_000_000);
     }
 
-    private static void join(Thread t, boolean interrupt) {
+    /** What is left of a deadline ({@link System#nanoTime}), at most {@code cap}, at least 0. */
+    private static Duration left(long deadline, Duration cap) {
+        long nanos = Math.max(0, Math.min(cap.toNanos(), deadline - System.nanoTime()));
+        return Duration.ofNanos(nanos);
+    }
+
+    private static void join(Thread t, long deadline) {
         if (t == null) {
             return;
         }
-        if (interrupt) {
-            t.interrupt();
-        }
+        t.interrupt();
         try {
-            t.join(60_000);
+            t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
             if (t.isAlive()) {
-                log.warn("rlmeta RLMM: thread {} did not stop within 60 s", t.getName());
+                log.warn("rlmeta RLMM: thread {} did not stop by close()'s deadline; left to finish as a daemon",
+                        t.getName());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -741,7 +776,10 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     "the rlmeta store is unusable and is being rebuilt from " + topic + ": " + e.getMessage(), e));
         } catch (RlMetaException.InvalidState | RlMetaException.NotInitialized e) {
-            log.warn("rlmeta RLMM refused {} of {} at level {}: {}", kind(event), tp, level, e.getMessage());
+            String sfx = refusals.admit(tp + " " + kind(event)); // Kafka retries every few seconds
+            if (sfx != null) {
+                log.warn("rlmeta RLMM refused {} of {} at level {}: {}{}", kind(event), tp, level, e.getMessage(), sfx);
+            }
             return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     "rlmeta refused the write (retry later): " + e.getMessage(), e));
         } catch (RlMetaException.NotFound e) {
