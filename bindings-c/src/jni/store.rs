@@ -541,12 +541,9 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePlan<'l>(
     level: jint,
 ) -> JObject<'l> {
     call(env, |env| {
-        non_null(env, &event, "event")?;
-        let event = env.convert_byte_array(&event)?;
-        let planned = read(env, h, |s| {
-            s.plan_value(&event, broker_leader_epoch, level_arg(level)?)
-        })?;
-        planned_records(env, planned)
+        plan_with(env, h, &event, |s, ev| {
+            s.plan_value(ev, broker_leader_epoch, level_arg(level)?)
+        })
     })
 }
 
@@ -561,14 +558,24 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePlanAsWriter<'l>(
     level: jint,
 ) -> JObject<'l> {
     call(env, |env| {
-        non_null(env, &event, "event")?;
-        let event = env.convert_byte_array(&event)?;
         let writer = Writer { leads, known_epoch };
-        let planned = read(env, h, |s| {
-            s.plan_for_writer(&event, writer, level_arg(level)?)
-        })?;
-        planned_records(env, planned)
+        plan_with(env, h, &event, |s, ev| {
+            s.plan_for_writer(ev, writer, level_arg(level)?)
+        })
     })
+}
+
+/// The planner's records for a serde value `event` (not null), as `f` plans them with the store.
+fn plan_with<'l>(
+    env: &mut Env<'l>,
+    h: jlong,
+    event: &JByteArray<'l>,
+    f: impl FnOnce(&Store, &[u8]) -> rlmeta::Result<Vec<Planned>>,
+) -> JniResult<JObject<'l>> {
+    non_null(env, event, "event")?;
+    let event = env.convert_byte_array(event)?;
+    let planned = read(env, h, |s| f(s, &event))?;
+    planned_records(env, planned)
 }
 
 fn level_arg(level: jint) -> rlmeta::Result<i16> {

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -135,10 +136,18 @@ public final class ClusterChecks {
     }
 
     /**
-     * What every broker's dump holds for a topic after a kill and restart: the same segments on every
-     * broker, and {@link #checkSegments} for each partition. Returns {segments, started-only}.
+     * What every broker's dump holds for a topic after a kill and restart: what Kafka's own replay of
+     * the topic holds ({@link #judgeByKafka}), the same segments on every broker, and
+     * {@link #checkSegments} for each partition. Returns {segments, started-only}.
      */
     public static int[] checkDumps(KafkaCluster c, Uuid id) {
+        try {
+            judgeByKafka(c, c.brokerIds(), Set.of(id), false); // the scenarios write undecodable records on purpose
+        } catch (AssertionError e) {
+            throw e;
+        } catch (Exception e) {
+            throw new AssertionError("judging the brokers by Kafka's replay failed: " + e, e);
+        }
         int first = c.brokerIds().get(0);
         JsonNode store = dump(c, first).get("store");
         List<String> reference = dumpedSegments(c, first, id);
@@ -401,6 +410,139 @@ public final class ClusterChecks {
             stop.set(true);
             thread.join(120_000);
             assertFalse(thread.isAlive(), "the producer did not finish");
+        }
+    }
+
+    /** A dumped segment as {@link KafkaReplay#line}. */
+    public static String line(JsonNode s) {
+        Map<Integer, Long> epochs = new TreeMap<>();
+        for (JsonNode e : s.get("segmentLeaderEpochs")) {
+            epochs.put(e.get("leaderEpoch").asInt(), e.get("offset").asLong());
+        }
+        return KafkaReplay.line(s.get("id").asText(), s.get("state").asInt(), s.get("startOffset").asLong(),
+                s.get("endOffset").asLong(), s.get("brokerId").asInt(), epochs, s.get("segmentSizeInBytes").asLong(),
+                s.get("maxTimestampMs").asLong(), s.get("eventTimestampMs").asLong());
+    }
+
+    /**
+     * The differences between a broker's cache and Kafka's own replay of the metadata topic
+     * ({@link KafkaReplay}, the stock classes of the brokers' version), for the user partitions
+     * `held` (topic id -> partitions): every segment on every field, then the store's own answers to
+     * a spread of {@code remoteLogSegmentMetadata} and {@code highestOffsetForEpoch} lookups (the
+     * dump's "answers") against Kafka's. Empty when they agree; `probes[0]` counts the lookups.
+     */
+    public static List<String> differencesFromKafka(KafkaCluster c, int broker, KafkaReplay truth,
+                                                    Map<String, Set<Integer>> held, int[] probes) throws Exception {
+        List<String> diff = new ArrayList<>();
+        JsonNode dump;
+        try {
+            dump = MetaTopic.json(Files.readString(c.dumpFile(broker)));
+        } catch (IOException | AssertionError e) {
+            return List.of("broker " + broker + ": no readable dump");
+        }
+        JsonNode store = dump.get("store");
+        JsonNode answers = dump.get("answers");
+        if (store == null || store.isNull() || answers == null) {
+            return List.of("broker " + broker + ": its dump has no store or no answers");
+        }
+        for (Map.Entry<String, Set<Integer>> e : held.entrySet()) {
+            String id = e.getKey();
+            for (int p : e.getValue()) {
+                String where = "broker " + broker + " " + id + "-" + p;
+                List<String> mine = new ArrayList<>();
+                for (JsonNode part : store.get("partitions")) {
+                    JsonNode tip = part.get("topicIdPartition");
+                    if (tip.get("id").asText().equals(id) && tip.get("partition").asInt() == p) {
+                        for (JsonNode s : part.get("segments")) {
+                            mine.add(line(s));
+                        }
+                    }
+                }
+                mine.sort(java.util.Comparator.comparingLong((String s) -> Long.parseLong(s.split(" ")[2].split("-")[0]))
+                        .thenComparing(s -> s.split(" ")[0]));
+                List<String> kafkas = truth.segments(id, p);
+                if (!mine.equals(kafkas)) {
+                    Set<String> only = new LinkedHashSet<>(mine);
+                    kafkas.forEach(only::remove);
+                    Set<String> missing = new LinkedHashSet<>(kafkas);
+                    mine.forEach(missing::remove);
+                    diff.add(where + ": segments differ from Kafka's replay (" + mine.size() + " vs " + kafkas.size()
+                            + "); only in the broker: " + only + "; only in Kafka's: " + missing);
+                    continue;
+                }
+                JsonNode a = null;
+                for (JsonNode x : answers) {
+                    if (x.get("id").asText().equals(id) && x.get("partition").asInt() == p) {
+                        a = x;
+                    }
+                }
+                if (a == null) {
+                    diff.add(where + ": no answers in the dump (not loaded)");
+                    continue;
+                }
+                if (a.has("error")) {
+                    diff.add(where + ": the store refused the lookups: " + a.get("error").asText());
+                    continue;
+                }
+                for (JsonNode h : a.get("highestOffsetForEpoch")) {
+                    int epoch = h.get(0).asInt();
+                    Long got = h.get(1).isNull() ? null : h.get(1).asLong();
+                    Long want = truth.highestOffsetForEpoch(id, p, epoch);
+                    probes[0]++;
+                    if (!java.util.Objects.equals(got, want)) {
+                        diff.add(where + ": highestOffsetForEpoch(" + epoch + ") = " + got + ", Kafka's " + want);
+                    }
+                }
+                for (JsonNode q : a.get("segmentFor")) {
+                    int epoch = q.get(0).asInt();
+                    long offset = q.get(1).asLong();
+                    String got = q.get(2).isNull() ? null : q.get(2).asText();
+                    String want = truth.segmentFor(id, p, epoch, offset);
+                    probes[0]++;
+                    if (!java.util.Objects.equals(got, want)) {
+                        diff.add(where + ": remoteLogSegmentMetadata(epoch " + epoch + ", offset " + offset + ") = " + got
+                                + ", Kafka's " + want);
+                    }
+                }
+            }
+        }
+        return diff;
+    }
+
+    /**
+     * Judges every broker in `brokers` by Kafka's own replay of the metadata topic, for the
+     * partitions of `topicIds` its store holds: {@link #differencesFromKafka}, retried while a dump
+     * is behind (they are rewritten at most once a second), up to 45 s. With `cleanTopic`, no record
+     * may make Kafka's replay throw (a test that writes undecodable records on purpose passes false:
+     * those are skipped, as the plugin skips them). Returns the lookups compared.
+     */
+    public static int judgeByKafka(KafkaCluster c, List<Integer> brokers, Set<Uuid> topicIds, boolean cleanTopic)
+            throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(45).toNanos();
+        while (true) {
+            KafkaReplay truth = new KafkaReplay(c.kafka(), MetaTopic.read(c.bootstrap()));
+            int[] probes = new int[1];
+            List<String> diff = new ArrayList<>();
+            for (int b : brokers) {
+                JsonNode store = dump(c, b).get("store");
+                Map<String, Set<Integer>> held = new TreeMap<>();
+                for (Uuid id : topicIds) {
+                    Set<Integer> ps = partitionsHeld(store, id);
+                    if (!ps.isEmpty()) {
+                        held.put(id.toString(), ps);
+                    }
+                }
+                diff.addAll(differencesFromKafka(c, b, truth, held, probes));
+            }
+            if (diff.isEmpty()) {
+                assertTrue(!cleanTopic || truth.thrown.isEmpty(), "Kafka's replay threw on events: " + truth.thrown);
+                return probes[0];
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("brokers " + brokers + " disagree with Kafka " + c.kafka() + "'s replay of "
+                        + MetaTopic.NAME + ":\n  " + String.join("\n  ", diff.subList(0, Math.min(8, diff.size()))));
+            }
+            Thread.sleep(2000);
         }
     }
 }

@@ -41,7 +41,6 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 
-import dev.rlmeta.MetadataStore;
 import dev.rlmeta.cluster.KafkaCluster.Rlmm;
 import dev.rlmeta.cluster.MetaTopic.Rec;
 
@@ -54,7 +53,7 @@ import dev.rlmeta.cluster.MetaTopic.Rec;
  * operator runs it, moves to level 1 with --backfill (the plugin on each leader writes the backfill;
  * a broker is killed -9 during it), then, after another kill -9 between the steps, verifies and
  * moves to level 2; Kafka's log cleaner compacts the topic for real; then a full restart. At every
- * step: every acknowledged record readable from its log start, and a fresh replay of the topic equals
+ * step: every acknowledged record readable from its log start, and Kafka's own replay of the topic (KafkaReplay) equals
  * every plugin broker's store; at the end the topic holds only keyed records, tombstones and level
  * records. Prints the records and bootstrap time before and after, the backfill's records and time,
  * and the migration's wall time.
@@ -275,7 +274,7 @@ class JourneyTest {
 
     /**
      * Pauses the producers until remote storage is quiet; then every acknowledged record is readable
-     * from its log start, and a fresh replay of the topic equals every running plugin broker's store.
+     * from its log start, and Kafka's own replay of the topic equals every running plugin broker's store.
      */
     void check(String step) throws Exception {
         for (Traffic t : traffic.values()) {
@@ -331,43 +330,34 @@ class JourneyTest {
         return read.values().stream().mapToInt(Set::size).sum();
     }
 
-    /** A fresh replay of the topic (rlmeta's core, through the JNI store) against each running plugin broker's store. */
+    /**
+     * Kafka's own replay of the topic (the stock classes of the brokers' version, {@link KafkaReplay})
+     * against each running plugin broker's store: the journey topics' live segments.
+     */
     String storesEqualReplay() throws Exception {
         List<Rec> recs = MetaTopic.read(c.bootstrap());
         Map<TopicPartition, Long> ends = Tiered.offsets(admin, MetaTopic.NAME, 3, OffsetSpec.latest());
-        Map<String, Set<String>> fresh;
-        try (MetadataStore store = new MetadataStore()) {
-            for (int p = 0; p < 3; p++) {
-                int part = p;
-                List<Rec> of = recs.stream().filter(r -> r.partition() == part).toList();
-                long[] offsets = new long[of.size()];
-                int[] keys = new int[of.size()];
-                int[] values = new int[of.size()];
-                java.io.ByteArrayOutputStream data = new java.io.ByteArrayOutputStream();
-                for (int i = 0; i < of.size(); i++) {
-                    Rec r = of.get(i);
-                    offsets[i] = r.offset();
-                    byte[] k = r.key() == null ? null : r.key().getBytes(StandardCharsets.UTF_8);
-                    keys[i] = k == null ? -1 : k.length;
-                    values[i] = r.value() == null ? -1 : r.value().length;
-                    if (k != null) {
-                        data.write(k);
-                    }
-                    if (r.value() != null) {
-                        data.write(r.value());
-                    }
-                }
-                if (of.size() > 0) {
-                    store.apply(offsets, data.toByteArray(), keys, values);
-                }
+        KafkaReplay truth = new KafkaReplay(c.kafka(), recs);
+        assertTrue(truth.thrown.isEmpty(), "Kafka's replay threw on events: " + truth.thrown);
+        Map<String, Set<String>> fresh = new TreeMap<>();
+        for (String k : truth.partitions()) {
+            String name = truth.topicName(k);
+            if (!name.startsWith("journey-")) {
+                continue;
             }
-            fresh = segments(MetaTopic.json(store.dumpJson()));
+            String[] idAndPartition = k.split(":");
+            Set<String> segs = new TreeSet<>();
+            for (String line : truth.segments(idAndPartition[0], Integer.parseInt(idAndPartition[1]))) {
+                String[] f = line.split(" ");
+                segs.add(f[0] + " " + f[1] + " " + f[2]); // id state start-end, as segments(store) gives them
+            }
+            fresh.put(name + "-" + idAndPartition[1], segs);
         }
         List<Integer> plugins = new ArrayList<>();
         for (int b : c.brokerIds()) {
             if (c.rlmm(b) != Rlmm.STOCK && c.isAlive(b)) {
                 plugins.add(b);
-                KafkaCluster.await("broker " + b + "'s store to equal a fresh replay", Duration.ofSeconds(60), () -> {
+                KafkaCluster.await("broker " + b + "'s store to equal Kafka's replay", Duration.ofSeconds(60), () -> {
                     JsonNode d = dump(b);
                     for (int p = 0; p < 3; p++) {
                         long pos = d.get("positions").get(p).asLong();
@@ -389,7 +379,7 @@ class JourneyTest {
             }
         }
         int live = fresh.values().stream().mapToInt(Set::size).sum();
-        return "a fresh replay (" + recs.size() + " records, " + live + " live segments) equals the stores of "
+        return "Kafka " + c.kafka() + "'s replay (" + recs.size() + " records, " + live + " live segments) equals the stores of "
                 + (plugins.isEmpty() ? "no plugin broker yet" : "plugin brokers " + plugins);
     }
 

@@ -157,6 +157,12 @@ public final class KafkaReplay {
         return partitions.keySet();
     }
 
+    /** The topic name of a replayed partition (a key of {@link #partitions}: "topicId:partition"). */
+    public String topicName(String key) throws ReflectiveOperationException {
+        Object tp = partitions.get(key);
+        return tp == null ? null : (String) tp.getClass().getMethod("topic").invoke(tp);
+    }
+
     /**
      * Kafka's {@code listRemoteLogSegments(tp)}, each segment as {@link #describe}, by start offset
      * then id; empty for a partition no record names.

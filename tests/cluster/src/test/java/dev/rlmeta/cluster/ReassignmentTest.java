@@ -228,97 +228,16 @@ class ReassignmentTest {
         return out;
     }
 
-    /** A dumped segment as {@link KafkaReplay#line}. */
-    static String line(JsonNode s) {
-        Map<Integer, Long> epochs = new TreeMap<>();
-        for (JsonNode e : s.get("segmentLeaderEpochs")) {
-            epochs.put(e.get("leaderEpoch").asInt(), e.get("offset").asLong());
-        }
-        return KafkaReplay.line(s.get("id").asText(), s.get("state").asInt(), s.get("startOffset").asLong(),
-                s.get("endOffset").asLong(), s.get("brokerId").asInt(), epochs, s.get("segmentSizeInBytes").asLong(),
-                s.get("maxTimestampMs").asLong(), s.get("eventTimestampMs").asLong());
-    }
-
     /**
-     * The differences between a broker's cache (its dump: the store's segments and its answers to
-     * a spread of lookups) and Kafka's replay, for every partition of the test topics it holds;
-     * empty when they agree. `probes` counts the lookups compared.
+     * The differences between a broker's cache and Kafka's replay for every partition of the test
+     * topics it holds ({@link ClusterChecks#differencesFromKafka}); empty when they agree.
      */
     static List<String> differences(int broker, KafkaReplay truth, int[] probes) throws Exception {
-        List<String> diff = new ArrayList<>();
-        JsonNode dump;
-        try {
-            dump = MetaTopic.json(Files.readString(c.dumpFile(broker)));
-        } catch (IOException | AssertionError e) {
-            return List.of("broker " + broker + ": no readable dump");
-        }
-        JsonNode store = dump.get("store");
-        JsonNode answers = dump.get("answers");
-        if (store == null || store.isNull() || answers == null) {
-            return List.of("broker " + broker + ": its dump has no store or no answers");
-        }
+        Map<String, Set<Integer>> held = new TreeMap<>();
         for (Map.Entry<String, Set<Integer>> e : held(broker).entrySet()) {
-            String id = ids.get(e.getKey()).toString();
-            for (int p : e.getValue()) {
-                String where = "broker " + broker + " " + e.getKey() + "-" + p;
-                List<String> mine = new ArrayList<>();
-                for (JsonNode part : store.get("partitions")) {
-                    JsonNode tip = part.get("topicIdPartition");
-                    if (tip.get("id").asText().equals(id) && tip.get("partition").asInt() == p) {
-                        for (JsonNode s : part.get("segments")) {
-                            mine.add(line(s));
-                        }
-                    }
-                }
-                mine.sort(java.util.Comparator.comparingLong((String s) -> Long.parseLong(s.split(" ")[2].split("-")[0]))
-                        .thenComparing(s -> s.split(" ")[0]));
-                List<String> kafkas = truth.segments(id, p);
-                if (!mine.equals(kafkas)) {
-                    Set<String> only = new LinkedHashSet<>(mine);
-                    kafkas.forEach(only::remove);
-                    Set<String> missing = new LinkedHashSet<>(kafkas);
-                    mine.forEach(missing::remove);
-                    diff.add(where + ": segments differ from Kafka's replay (" + mine.size() + " vs " + kafkas.size()
-                            + "); only in the broker: " + only + "; only in Kafka's: " + missing);
-                    continue;
-                }
-                JsonNode a = null;
-                for (JsonNode x : answers) {
-                    if (x.get("id").asText().equals(id) && x.get("partition").asInt() == p) {
-                        a = x;
-                    }
-                }
-                if (a == null) {
-                    diff.add(where + ": no answers in the dump (not loaded)");
-                    continue;
-                }
-                if (a.has("error")) {
-                    diff.add(where + ": the store refused the lookups: " + a.get("error").asText());
-                    continue;
-                }
-                for (JsonNode h : a.get("highestOffsetForEpoch")) {
-                    int epoch = h.get(0).asInt();
-                    Long got = h.get(1).isNull() ? null : h.get(1).asLong();
-                    Long want = truth.highestOffsetForEpoch(id, p, epoch);
-                    probes[0]++;
-                    if (!java.util.Objects.equals(got, want)) {
-                        diff.add(where + ": highestOffsetForEpoch(" + epoch + ") = " + got + ", Kafka's " + want);
-                    }
-                }
-                for (JsonNode q : a.get("segmentFor")) {
-                    int epoch = q.get(0).asInt();
-                    long offset = q.get(1).asLong();
-                    String got = q.get(2).isNull() ? null : q.get(2).asText();
-                    String want = truth.segmentFor(id, p, epoch, offset);
-                    probes[0]++;
-                    if (!java.util.Objects.equals(got, want)) {
-                        diff.add(where + ": remoteLogSegmentMetadata(epoch " + epoch + ", offset " + offset + ") = " + got
-                                + ", Kafka's " + want);
-                    }
-                }
-            }
+            held.put(ids.get(e.getKey()).toString(), e.getValue());
         }
-        return diff;
+        return ClusterChecks.differencesFromKafka(c, broker, truth, held, probes);
     }
 
     /**
