@@ -53,7 +53,7 @@ PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
 CLUSTER_DIR     := tests/cluster
 CLUSTER_REPORTS := $(CLUSTER_DIR)/target/surefire-reports
 CLUSTER_TESTS   := PluginClusterTest,RollingUpgradeTest
-PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest,PluginFaultTest,PluginMonitorableTest,OpsSeriesTest
+PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest,PluginFaultTest,PluginMonitorableTest,OpsSeriesTest,ScaleDataTest
 PLUGIN_REPORTS  := $(PLUGIN_DIR)/target/surefire-reports
 # the latest patch of each minor that resolves from Maven Central (3.7.3, 3.8.2, 4.0.3, 4.1.3, 4.2.3, 4.4.1 do not)
 KAFKA_MATRIX    ?= 3.7.2 3.8.1 3.9.2 4.0.2 4.1.2 4.2.2 4.3.2 4.4.0
@@ -202,6 +202,21 @@ BINDING_TESTS += plugin-test cluster-test reassign-test-lean secure-test version
 # The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
 # TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.
 # RLMETA_BENCH_RECORDS sets the history size.
+# scale-data: issue 30's generator (ScaleDataTest, ScaleHistory) at full size: a real 4.4.0 node with the stock
+# manager and 50 metadata partitions, SCALE_RECORDS stock records (default 10 M) for SCALE_HOSTED_TOPICS x
+# SCALE_HOSTED_PARTITIONS hosted partitions (20% of the records) and SCALE_UNHOSTED partitions no broker hosts,
+# checked against Kafka's own replay; prints records/s and the topic's size (make test runs it with 20,000).
+SCALE_RECORDS ?= 10000000
+SCALE_HOSTED_TOPICS ?= 20
+SCALE_HOSTED_PARTITIONS ?= 100
+SCALE_UNHOSTED ?= 100000
+.PHONY: scale-data
+scale-data: plugin
+	@rm -rf $(CLUSTER_REPORTS)
+	@RLMETA_CLUSTER_TIMEOUT=3600 $(CLUSTER_DIR)/run.sh ScaleDataTest $(PLUGIN_JAR) -Drlmeta.scale.records=$(SCALE_RECORDS) \
+	  -Drlmeta.scale.hosted.topics=$(SCALE_HOSTED_TOPICS) -Drlmeta.scale.hosted.partitions=$(SCALE_HOSTED_PARTITIONS) \
+	  -Drlmeta.scale.unhosted=$(SCALE_UNHOSTED) 2>&1 | tee $(BUILD)/scale-data.log | grep '^\[scale\]\|^\[cluster\]\|FAIL\|ERROR\]'
+
 .PHONY: bench-plugin
 bench-plugin: plugin
 	@rm -rf $(CLUSTER_REPORTS)

@@ -67,27 +67,64 @@ public final class KafkaReplay {
         });
     }
 
+    private final Object serde;
+    private final Method deserialize;
+    private final Method tipOf;
+    private final Method topicId;
+    private final Method partition;
+    private final Method topic;
+    private final Method uuidFromString;
+    private final Method load;
+    private final Method handle;
+    private final Method mark;
+    private final Class<?> tipClass;
+    private final Class<?> uuidClass;
+    private Set<String> onlyTopicIds; // null: every partition
+
+    /** From now on, replays only the partitions of these topics (by id), as a broker holding only them. */
+    public KafkaReplay only(Set<String> topicIds) {
+        this.onlyTopicIds = topicIds;
+        return this;
+    }
+
     /**
      * Replays the records (in offset order within each metadata partition) for every user partition
      * they name, with the stock classes of `kafka`.
      */
     public KafkaReplay(KafkaVersion kafka, List<MetaTopic.Rec> records) throws ReflectiveOperationException {
+        this(kafka);
+        List<MetaTopic.Rec> ordered = new ArrayList<>(records);
+        ordered.sort(Comparator.comparingInt(MetaTopic.Rec::partition).thenComparingLong(MetaTopic.Rec::offset));
+        for (MetaTopic.Rec r : ordered) {
+            if (!r.tombstone() && !r.levelRecord()) {
+                replay(r.value());
+            }
+        }
+        finish();
+    }
+
+    /**
+     * An empty replay: hand it each record's value with {@link #replay} (in offset order within each
+     * metadata partition; tombstones and level records left out), then call {@link #finish}. For a
+     * topic too large to hold as records.
+     */
+    public KafkaReplay(KafkaVersion kafka) throws ReflectiveOperationException {
         ClassLoader l = loader(kafka);
         Class<?> storeClass = l.loadClass(PKG + ".RemotePartitionMetadataStore");
-        Class<?> tipClass = l.loadClass("org.apache.kafka.common.TopicIdPartition");
-        Class<?> uuidClass = l.loadClass("org.apache.kafka.common.Uuid");
+        tipClass = l.loadClass("org.apache.kafka.common.TopicIdPartition");
+        uuidClass = l.loadClass("org.apache.kafka.common.Uuid");
         Class<?> metaClass = l.loadClass("org.apache.kafka.server.log.remote.storage.RemoteLogMetadata");
-        Object serde = l.loadClass(PKG + ".serialization.RemoteLogMetadataSerde").getConstructor().newInstance();
-        Method deserialize = serde.getClass().getMethod("deserialize", byte[].class);
-        Method tipOf = metaClass.getMethod("topicIdPartition");
-        Method topicId = tipClass.getMethod("topicId");
-        Method partition = tipClass.getMethod("partition");
-        Method topic = tipClass.getMethod("topic");
-        Method uuidFromString = uuidClass.getMethod("fromString", String.class);
+        serde = l.loadClass(PKG + ".serialization.RemoteLogMetadataSerde").getConstructor().newInstance();
+        deserialize = serde.getClass().getMethod("deserialize", byte[].class);
+        tipOf = metaClass.getMethod("topicIdPartition");
+        topicId = tipClass.getMethod("topicId");
+        partition = tipClass.getMethod("partition");
+        topic = tipClass.getMethod("topic");
+        uuidFromString = uuidClass.getMethod("fromString", String.class);
         store = storeClass.getConstructor().newInstance();
-        Method load = storeClass.getMethod("maybeLoadPartition", tipClass);
-        Method handle = storeClass.getMethod("handleRemoteLogMetadata", metaClass);
-        Method mark = storeClass.getMethod("markInitialized", tipClass);
+        load = storeClass.getMethod("maybeLoadPartition", tipClass);
+        handle = storeClass.getMethod("handleRemoteLogMetadata", metaClass);
+        mark = storeClass.getMethod("markInitialized", tipClass);
         listSegments = storeClass.getDeclaredMethod("listRemoteLogSegments", tipClass);
         segmentFor = storeClass.getDeclaredMethod("remoteLogSegmentMetadata", tipClass, long.class, int.class);
         highestOffset = storeClass.getDeclaredMethod("highestLogOffset", tipClass, int.class);
@@ -95,36 +132,39 @@ public final class KafkaReplay {
         segmentFor.setAccessible(true);
         highestOffset.setAccessible(true);
         seg = new Accessors(l);
+    }
 
-        List<MetaTopic.Rec> ordered = new ArrayList<>(records);
-        ordered.sort(Comparator.comparingInt(MetaTopic.Rec::partition).thenComparingLong(MetaTopic.Rec::offset));
-        for (MetaTopic.Rec r : ordered) {
-            if (r.tombstone() || r.levelRecord()) {
-                continue;
-            }
-            Object m;
-            Object tp;
-            try {
-                m = deserialize.invoke(serde, (Object) asVersion0(r.value()));
-                tp = tipOf.invoke(m);
-            } catch (InvocationTargetException e) {
-                thrown.merge("deserialize: " + e.getCause().getClass().getSimpleName(), 1, Integer::sum);
-                continue;
-            }
-            String key = topicId.invoke(tp) + ":" + partition.invoke(tp);
-            if (!partitions.containsKey(key)) {
-                // a fresh TopicIdPartition of Kafka's classes, as ConsumerTask loads an assigned partition
-                Object fresh = tipClass.getConstructor(uuidClass, int.class, String.class).newInstance(
-                        uuidFromString.invoke(null, topicId.invoke(tp).toString()), partition.invoke(tp), topic.invoke(tp));
-                partitions.put(key, fresh);
-                load.invoke(store, fresh);
-            }
-            try {
-                handle.invoke(store, m);
-            } catch (InvocationTargetException e) {
-                thrown.merge(e.getCause().getClass().getSimpleName(), 1, Integer::sum);
-            }
+    /** Gives Kafka's store one record's value, as its ConsumerTask does (the partition loaded first). */
+    public void replay(byte[] value) throws ReflectiveOperationException {
+        Object m;
+        Object tp;
+        try {
+            m = deserialize.invoke(serde, (Object) asVersion0(value));
+            tp = tipOf.invoke(m);
+        } catch (InvocationTargetException e) {
+            thrown.merge("deserialize: " + e.getCause().getClass().getSimpleName(), 1, Integer::sum);
+            return;
         }
+        if (onlyTopicIds != null && !onlyTopicIds.contains(topicId.invoke(tp).toString())) {
+            return; // not held: as a broker's ConsumerTask skips the partitions it is not assigned
+        }
+        String key = topicId.invoke(tp) + ":" + partition.invoke(tp);
+        if (!partitions.containsKey(key)) {
+            // a fresh TopicIdPartition of Kafka's classes, as ConsumerTask loads an assigned partition
+            Object fresh = tipClass.getConstructor(uuidClass, int.class, String.class).newInstance(
+                    uuidFromString.invoke(null, topicId.invoke(tp).toString()), partition.invoke(tp), topic.invoke(tp));
+            partitions.put(key, fresh);
+            load.invoke(store, fresh);
+        }
+        try {
+            handle.invoke(store, m);
+        } catch (InvocationTargetException e) {
+            thrown.merge(e.getCause().getClass().getSimpleName(), 1, Integer::sum);
+        }
+    }
+
+    /** Marks every replayed partition initialized (the replay has read the topic to its end). */
+    public void finish() throws ReflectiveOperationException {
         for (Object tp : partitions.values()) {
             mark.invoke(store, tp);
         }
@@ -134,6 +174,9 @@ public final class KafkaReplay {
 
     /** A value as version 0: unchanged if it is, else without the tagged fields only version 1 has. */
     static byte[] asVersion0(byte[] value) {
+        if (value.length > 1 && value[0] < 4 && value[0] >= 0 && value[1] == 0) {
+            return value; // api key 0..3 and version 0, each one varint byte: Kafka's own format already
+        }
         try {
             com.fasterxml.jackson.databind.node.ObjectNode v =
                     (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(dev.rlmeta.RlMeta.decodeValueJson(value));

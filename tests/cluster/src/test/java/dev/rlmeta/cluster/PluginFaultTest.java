@@ -406,4 +406,72 @@ class PluginFaultTest {
         assertEquals(storesBefore, MetadataStore.liveStores(), "native stores left allocated");
         assertTrue(reached.size() >= 2, "the closes all happened at the same step: " + reached);
     }
+
+    /**
+     * Issue 31: a record that fails to apply every time (a poison record) made the plugin rebuild
+     * every metadata partition at once, in a tight loop, unavailable for ever. Now each rebuild waits
+     * (200 ms, doubling), and after 3 failures in a row on the same records their metadata partition
+     * stops: its partitions stay unavailable, the loop ends, and the other metadata partitions serve.
+     */
+    @Test
+    @Order(7)
+    void aPoisonRecordStopsItsMetadataPartitionAfterThreeRebuildsAndTheOthersServe() throws Exception {
+        int mp = RlMeta.metadataPartition(tp.topicId().toString(), tp.partition(), 3);
+        TopicIdPartition other = null;
+        for (int p = 1; other == null; p++) {
+            TopicIdPartition t = new TopicIdPartition(tp.topicId(), p, tp.topic());
+            if (RlMeta.metadataPartition(t.topicId().toString(), p, 3) != mp) {
+                other = t;
+            }
+        }
+        TopicIdPartition served = other;
+        RlmetaRemoteLogMetadataManager m = new RlmetaRemoteLogMetadataManager();
+        try {
+            m.configure(configs("poison"));
+            RlmetaRemoteLogMetadataManager.TestHooks h = m.testHooks();
+            m.onPartitionLeadershipChanges(Set.of(), Set.of(tp, served));
+            KafkaCluster.await("both partitions ready", LIMIT, () -> m.isReady(tp) && m.isReady(served));
+            long before = m.rebuilds();
+            // every apply of tp's metadata partition fails from now on, whatever its records
+            h.beforeApply((partition, from, batch) -> {
+                if (partition == mp) {
+                    throw new IllegalStateException("a poison record (test)");
+                }
+            });
+            // a record in that metadata partition, as another broker writes one
+            java.util.Properties pp = new java.util.Properties();
+            pp.put("bootstrap.servers", cluster.bootstrap());
+            try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> producer =
+                         new org.apache.kafka.clients.producer.KafkaProducer<>(pp,
+                                 new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                                 new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+                byte[] value = new org.apache.kafka.server.log.remote.metadata.storage.serialization.RemoteLogMetadataSerde()
+                        .serialize(copyStarted(Uuid.randomUuid(), 1_000_000, 1_000_099));
+                byte[] key = (tp.topicId() + ":" + tp.topic() + ":" + tp.partition() + ":1000099:0")
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8); // the topic is compacted: keyed
+                producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("__remote_log_metadata", mp, key,
+                        value)).get(30, TimeUnit.SECONDS);
+            }
+            KafkaCluster.await(mp + " stopped", LIMIT, () -> h.stoppedPartitions().contains(mp));
+            KafkaCluster.await(served + " ready again", LIMIT, () -> m.isReady(served)); // after the last rebuild
+            long rebuilds = m.rebuilds() - before;
+            Thread.sleep(3_000);
+            assertEquals(rebuilds, m.rebuilds() - before, "rebuilds went on after the metadata partition stopped");
+            assertEquals(3, rebuilds, "rebuilds: one after each of the 3 failures");
+            assertFalse(m.isReady(tp), tp + " is served from a stopped metadata partition");
+            assertThrows(ReplicaNotAvailableException.class, () -> m.listRemoteLogSegments(tp));
+            assertEquals(List.of(), listed(m, served), "the other metadata partition's partition answers");
+            System.out.printf("[fault] a poison record in %s-%d: %d rebuilds with backoff, then the metadata partition "
+                    + "stopped (%s unavailable); %s in another metadata partition serves%n", "__remote_log_metadata", mp,
+                    rebuilds, tp, served);
+        } finally {
+            m.close();
+        }
+    }
+
+    static List<Uuid> listed(RlmetaRemoteLogMetadataManager m, TopicIdPartition p) throws Exception {
+        List<Uuid> ids = new ArrayList<>();
+        m.listRemoteLogSegments(p).forEachRemaining(s -> ids.add(s.remoteLogSegmentId().id()));
+        return ids;
+    }
 }

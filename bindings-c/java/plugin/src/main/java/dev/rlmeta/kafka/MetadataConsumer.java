@@ -82,6 +82,15 @@ final class MetadataConsumer implements Runnable {
     private volatile String lastError;
     private int deathsInARow;
     static final long RESTART_BACKOFF_MS = 200;
+    static final long REBUILD_BACKOFF_MS = 200;
+    static final long MAX_REBUILD_BACKOFF_MS = 60_000;
+    /** Failures in a row on the same records after which their metadata partition stops. */
+    static final int POISON_FAILURES = 3;
+    private int rebuildsInARow;              // rebuilds since every partition was last initialized (consumer thread)
+    private final int[] failuresInARow;      // per metadata partition (consumer thread)
+    private final long[] failedFrom;
+    private final long[] failedTo;
+    private final java.util.concurrent.atomic.AtomicIntegerArray stopped; // per metadata partition: 1 once stopped
     static final long MAX_RESTART_BACKOFF_MS = 30_000;
 
     // test hooks (reachable only through RlmetaRemoteLogMetadataManager.testHooks(), which needs -Drlmeta.test.hooks=true)
@@ -173,6 +182,10 @@ final class MetadataConsumer implements Runnable {
         this.levelOffsets = new long[numPartitions];
         this.endAtFirstRead = new long[numPartitions];
         this.levelRecordSeen = new boolean[numPartitions];
+        this.failuresInARow = new int[numPartitions];
+        this.failedFrom = new long[numPartitions];
+        this.failedTo = new long[numPartitions];
+        this.stopped = new java.util.concurrent.atomic.AtomicIntegerArray(numPartitions);
         for (int p = 0; p < numPartitions; p++) {
             positions.set(p, -1);
             lags.set(p, -1);
@@ -347,9 +360,19 @@ final class MetadataConsumer implements Runnable {
     /** A failure to apply consumed records: the store may lack them or hold part of them. */
     private static final class ApplyFailed extends RuntimeException {
         private static final long serialVersionUID = 1L;
+        final int mp;      // the metadata partition whose records failed, or -1
+        final long from;   // their offsets
+        final long to;
 
         ApplyFailed(String what, Throwable cause) {
+            this(what, cause, -1, -1, -1);
+        }
+
+        ApplyFailed(String what, Throwable cause, int mp, long from, long to) {
             super(what + ": " + cause, cause);
+            this.mp = mp;
+            this.from = from;
+            this.to = to;
         }
     }
 
@@ -475,6 +498,50 @@ final class MetadataConsumer implements Runnable {
         dirty = true;
     }
 
+    /**
+     * A failed apply: counts it against its metadata partition (failures in a row: no apply of that
+     * metadata partition has got past where the first of them failed), stops that metadata partition
+     * for good after {@link #POISON_FAILURES} of them (its user partitions stay
+     * unavailable, logged once with the offsets and the error, counted), and waits before the
+     * rebuild: 200 ms, doubling with each rebuild in a row, up to 60 s. A rebuild in a row is one
+     * that comes before the store's previous rebuild initialized every partition again.
+     */
+    private void failed(ApplyFailed e) throws InterruptedException {
+        int mp = e.mp;
+        if (mp >= 0) {
+            if (failuresInARow[mp]++ == 0) {
+                failedFrom[mp] = e.from; // where the streak began: an apply past it ends the streak
+            }
+            failedTo[mp] = Math.max(failedTo[mp], e.to);
+            if (failuresInARow[mp] >= POISON_FAILURES && stopped.get(mp) == 0) {
+                stopped.set(mp, 1);
+                log.error("rlmeta: {}-{} stopped: its records from offset {} (up to {}) failed to apply {} times in a row ({}); "
+                        + "its user partitions stay unavailable on this broker until it restarts; the other metadata "
+                        + "partitions are rebuilt and serve", topic, mp, failedFrom[mp], failedTo[mp], failuresInARow[mp],
+                        e.getCause());
+            }
+        }
+        rebuildsInARow++;
+        long backoff = Math.min(MAX_REBUILD_BACKOFF_MS, REBUILD_BACKOFF_MS << Math.min(rebuildsInARow - 1, 20));
+        serving = false;
+        synchronized (wakeups) {
+            if (!closed) {
+                wakeups.wait(backoff);
+            }
+        }
+    }
+
+    /** Metadata partitions stopped for good after a record failed to apply again and again. */
+    List<Integer> stoppedPartitions() {
+        List<Integer> out = new ArrayList<>();
+        for (int p = 0; p < numPartitions; p++) {
+            if (stopped.get(p) == 1) {
+                out.add(p);
+            }
+        }
+        return out;
+    }
+
     private void loop() throws InterruptedException {
         while (!closed) {
             try {
@@ -509,6 +576,8 @@ final class MetadataConsumer implements Runnable {
                     for (TopicPartition tp : records.partitions()) {
                         apply(tp.partition(), records.records(tp));
                     }
+                } catch (ApplyFailed e) {
+                    throw e;
                 } catch (RuntimeException e) {
                     throw new ApplyFailed("applying " + records.count() + " record(s) failed", e);
                 }
@@ -537,6 +606,7 @@ final class MetadataConsumer implements Runnable {
                 if (closed) {
                     break;
                 }
+                failed(e);
                 rebuild(e.getMessage(), e.getCause());
             } catch (Exception e) {
                 if (closed) {
@@ -570,7 +640,10 @@ final class MetadataConsumer implements Runnable {
         removed.removeAll(now);
         Set<Integer> meta = new HashSet<>();
         for (TopicIdPartition tp : now) {
-            meta.add(metadataPartition(tp));
+            int mp = metadataPartition(tp);
+            if (stopped.get(mp) == 0) { // a stopped metadata partition is not read again: its partitions stay unavailable
+                meta.add(mp);
+            }
         }
         // newly held here, or loaded into the store when it did not hold them: rebuilt from the start
         Set<TopicIdPartition> fresh = new HashSet<>(added);
@@ -583,6 +656,7 @@ final class MetadataConsumer implements Runnable {
         }
         Set<Integer> rewind = new HashSet<>();
         MetadataStore s = store;
+        fresh.removeIf(tp -> stopped.get(metadataPartition(tp)) == 1);
         for (TopicIdPartition tp : fresh) {
             rewind.add(metadataPartition(tp));
             // on this thread, the only one applying: what a poll applied since the load is forgotten,
@@ -657,7 +731,17 @@ final class MetadataConsumer implements Runnable {
         byte[] outcomes = new byte[n];
         for (int from = 0; from < n; from += APPLY_CHUNK) {
             int to = Math.min(n, from + APPLY_CHUNK);
-            applyChunk(mp, records, from, to, n, offsets, outcomes);
+            try {
+                applyChunk(mp, records, from, to, n, offsets, outcomes);
+                if (failuresInARow[mp] > 0 && records.get(to - 1).offset() >= failedFrom[mp]) {
+                    failuresInARow[mp] = 0; // applied past where the failures began: not a poison record
+                    failedTo[mp] = 0;
+                }
+            } catch (RuntimeException e) {
+                long a = records.get(from).offset();
+                long b = records.get(to - 1).offset();
+                throw new ApplyFailed("applying " + topic + "-" + mp + " offsets " + a + ".." + b + " failed", e, mp, a, b);
+            }
         }
         notice(mp, offsets, outcomes);
     }
@@ -815,6 +899,9 @@ final class MetadataConsumer implements Runnable {
             if (m.getValue().isEmpty()) {
                 mps.remove();
             }
+        }
+        if (pendingInit.isEmpty()) {
+            rebuildsInARow = 0; // the store serves every partition it reads again
         }
         if (initializedNow > 0) { // one line for the partitions a poll completes, never one per partition
             int left = pendingInit.values().stream().mapToInt(Map::size).sum();

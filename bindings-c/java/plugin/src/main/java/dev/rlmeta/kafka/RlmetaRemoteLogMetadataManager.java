@@ -1187,6 +1187,11 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             c.beforeApply = hook == null ? null : hook::before;
         }
 
+        /** Metadata partitions stopped after their records failed to apply again and again. */
+        public java.util.List<Integer> stoppedPartitions() {
+            return c.stoppedPartitions();
+        }
+
         /** The records per call into the store's apply. */
         public int applyChunk() {
             return MetadataConsumer.APPLY_CHUNK;

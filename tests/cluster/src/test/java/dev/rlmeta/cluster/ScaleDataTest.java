@@ -1,0 +1,139 @@
+package dev.rlmeta.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.TopicIdPartition;
+import org.apache.kafka.common.Uuid;
+import org.junit.jupiter.api.Test;
+
+import dev.rlmeta.cluster.KafkaCluster.Rlmm;
+
+/**
+ * `make scale-data` (issue 30): a real Kafka 4.4.0 node with the stock manager and the stock 50
+ * metadata partitions, tiered topics it hosts, and {@link ScaleHistory} writing a stock history
+ * of `rlmeta.scale.records` records into its `__remote_log_metadata` (the rest of the records for
+ * `rlmeta.scale.unhosted` partitions no broker hosts). Then Kafka's own replay of the topic
+ * ({@link KafkaReplay}, the stock classes) must list, for every hosted partition, exactly the
+ * COPY_SEGMENT_FINISHED segments the generator says it left live. Prints the records/s and the
+ * topic's size on disk. `make test` runs it small (20,000 records); the broker's data stays under
+ * tests/cluster/target/cluster-work for a benchmark that restarts it.
+ */
+class ScaleDataTest {
+    @Test
+    void aStockHistoryAtScaleIsWhatKafkasReplayReads() throws Exception {
+        ScaleHistory.Shape shape = ScaleHistory.Shape.fromProperties();
+        int topics = Integer.getInteger("rlmeta.scale.hosted.topics", 2);
+        int partitionsEach = Integer.getInteger("rlmeta.scale.hosted.partitions", 5);
+        int unhosted = Integer.getInteger("rlmeta.scale.unhosted", 100);
+        System.out.printf("[scale] writing %s: %d hosted partitions (%d tiered topics), %d partitions no broker hosts%n",
+                shape, topics * partitionsEach, topics, unhosted);
+        try (KafkaCluster c = KafkaCluster.single("scale", Rlmm.STOCK, Map.of(
+                "rlmm.config.remote.log.metadata.topic.num.partitions", Integer.toString(shape.metadataPartitions),
+                "log.segment.bytes", Integer.toString(256 << 20)), KafkaVersion.current()).start();
+             Admin admin = c.admin()) {
+            KafkaCluster.await("the stock manager's metadata topic", java.time.Duration.ofSeconds(120), () -> {
+                try {
+                    return admin.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+                            .names().get().contains(MetaTopic.NAME);
+                } catch (Exception e) {
+                    return false;
+                }
+            });
+            List<TopicIdPartition> hosted = new ArrayList<>();
+            for (int t = 0; t < topics; t++) {
+                String name = "scale-" + t;
+                // nothing local to tier and nothing expires: the history stays as written
+                Uuid id = Tiered.create(admin, name, partitionsEach, 1, Map.of("remote.storage.enable", "true",
+                        "retention.ms", "-1", "retention.bytes", "-1"));
+                for (int p = 0; p < partitionsEach; p++) {
+                    hosted.add(new TopicIdPartition(id, p, name));
+                }
+            }
+            ScaleHistory.Written w = ScaleHistory.write(c.bootstrap(), shape, hosted, unhosted);
+            long[] disk = onDisk(c);
+            System.out.printf("[scale] wrote %,d records (%,d value bytes) in %.1f s: %,.0f records/s; %s on disk in %d "
+                    + ".log files%n", w.records, w.bytes, w.seconds, w.records / w.seconds, mib(disk[0]), disk[1]);
+            assertEquals(shape.records, w.records);
+
+            long t0 = System.nanoTime();
+            java.util.Set<String> hostedIds = new java.util.HashSet<>();
+            hosted.forEach(tp -> hostedIds.add(tp.topicId().toString()));
+            KafkaReplay truth = replay(c, shape.metadataPartitions, hostedIds);
+            double replaySeconds = (System.nanoTime() - t0) / 1e9;
+            assertTrue(truth.thrown.isEmpty(), "Kafka's replay threw on " + truth.thrown);
+            Map<String, String> wrong = new TreeMap<>();
+            long live = 0;
+            for (Map.Entry<TopicIdPartition, Long> e : w.live.entrySet()) {
+                TopicIdPartition tp = e.getKey();
+                long finished = truth.segments(tp.topicId().toString(), tp.partition()).stream()
+                        .filter(line -> line.split(" ")[1].equals("1")).count(); // COPY_SEGMENT_FINISHED
+                live += finished;
+                if (finished != e.getValue()) {
+                    wrong.put(tp.toString(), finished + " listed by Kafka, " + e.getValue() + " written");
+                }
+            }
+            assertEquals(Map.of(), wrong, "live segments of hosted partitions: Kafka's replay vs the generator");
+            System.out.printf("[scale] Kafka's replay (read and replayed in %.1f s) lists the %,d live segments the generator "
+                    + "left on the %d hosted partitions (the only ones it replays, as a broker hosting them)%n", replaySeconds,
+                    live, w.live.size());
+        }
+    }
+
+    /** Kafka's replay of the whole topic, read one metadata partition after the other (never held whole). */
+    static KafkaReplay replay(KafkaCluster c, int metadataPartitions, java.util.Set<String> topicIds) throws Exception {
+        KafkaReplay truth = new KafkaReplay(c.kafka()).only(topicIds);
+        java.util.Properties p = new java.util.Properties();
+        p.put("bootstrap.servers", c.bootstrap());
+        p.put("enable.auto.commit", "false");
+        p.put("max.poll.records", "5000");
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(p,
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            for (int mp = 0; mp < metadataPartitions; mp++) {
+                var tp = new org.apache.kafka.common.TopicPartition(MetaTopic.NAME, mp);
+                consumer.assign(List.of(tp));
+                consumer.seekToBeginning(List.of(tp));
+                long end = consumer.endOffsets(List.of(tp)).get(tp);
+                long deadline = System.nanoTime() + 120_000_000_000L;
+                while (consumer.position(tp) < end) {
+                    assertTrue(System.nanoTime() < deadline, MetaTopic.NAME + "-" + mp + " not read to its end");
+                    for (var r : consumer.poll(java.time.Duration.ofMillis(100))) {
+                        if (r.value() != null && r.offset() < end) {
+                            truth.replay(r.value());
+                        }
+                    }
+                }
+            }
+        }
+        truth.finish();
+        return truth;
+    }
+
+    static String mib(long bytes) {
+        return String.format("%.1f MiB", bytes / 1048576.0);
+    }
+
+    /** Bytes and count of the metadata topic's .log files. */
+    static long[] onDisk(KafkaCluster c) throws Exception {
+        long bytes = 0;
+        long files = 0;
+        try (var dirs = java.nio.file.Files.list(c.dataDir(1))) {
+            for (var d : dirs.filter(x -> x.getFileName().toString().startsWith(MetaTopic.NAME + "-")).toList()) {
+                try (var logs = java.nio.file.Files.list(d)) {
+                    for (var f : logs.filter(x -> x.getFileName().toString().endsWith(".log")).toList()) {
+                        bytes += java.nio.file.Files.size(f);
+                        files++;
+                    }
+                }
+            }
+        }
+        return new long[] {bytes, files};
+    }
+}
