@@ -210,12 +210,19 @@ SCALE_RECORDS ?= 10000000
 SCALE_HOSTED_TOPICS ?= 20
 SCALE_HOSTED_PARTITIONS ?= 100
 SCALE_UNHOSTED ?= 100000
+SCALE_EXTRA ?=
 .PHONY: scale-data
 scale-data: plugin
 	@rm -rf $(CLUSTER_REPORTS)
 	@RLMETA_CLUSTER_TIMEOUT=3600 $(CLUSTER_DIR)/run.sh ScaleDataTest $(PLUGIN_JAR) -Drlmeta.scale.records=$(SCALE_RECORDS) \
 	  -Drlmeta.scale.hosted.topics=$(SCALE_HOSTED_TOPICS) -Drlmeta.scale.hosted.partitions=$(SCALE_HOSTED_PARTITIONS) \
-	  -Drlmeta.scale.unhosted=$(SCALE_UNHOSTED) 2>&1 | tee $(BUILD)/scale-data.log | grep '^\[scale\]\|^\[cluster\]\|FAIL\|ERROR\]'
+	  -Drlmeta.scale.unhosted=$(SCALE_UNHOSTED) -Drlmeta.test.heap=4g $(SCALE_EXTRA) 2>&1 | tee $(BUILD)/scale-data.log | grep '^\[scale\]\|^\[cluster\]\|FAIL\|ERROR\]'
+
+# bench-tools-scale: the migration tool's --check and --check --backfill on scale-data's topic (held running),
+# wall time and peak RSS by GNU time (tools/bench/tools-scale.sh; a measurement, not part of make test)
+.PHONY: bench-tools-scale
+bench-tools-scale: py-install
+	tools/bench/tools-scale.sh
 
 .PHONY: bench-plugin
 bench-plugin: plugin

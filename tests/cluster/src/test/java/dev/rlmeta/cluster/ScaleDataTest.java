@@ -83,6 +83,13 @@ class ScaleDataTest {
             System.out.printf("[scale] Kafka's replay (read and replayed in %.1f s) lists the %,d live segments the generator "
                     + "left on the %d hosted partitions (the only ones it replays, as a broker hosting them)%n", replaySeconds,
                     live, w.live.size());
+            long hold = Long.getLong("rlmeta.scale.hold.seconds", 0);
+            if (hold > 0) { // a benchmark reads the topic meanwhile (make bench-tools-scale)
+                java.nio.file.Files.writeString(java.nio.file.Path.of(System.getProperty("rlmeta.scale.bootstrap.file",
+                        "scale-bootstrap.txt")), c.bootstrap());
+                System.out.printf("[scale] holding the broker at %s for %d s%n", c.bootstrap(), hold);
+                Thread.sleep(hold * 1000);
+            }
         }
     }
 

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# make bench-tools-scale: the migration tool on the scale generator's topic (issue 33's aim: a 10 M-record
+# stock topic read with peak memory <= 300 MB). Starts `make scale-data` holding its broker, then times
+# `kafka-remote-log-metadata-migration --check` and `--check --backfill` against it with GNU time (wall
+# time and peak RSS of the tool's process), and prints one line per run. A measurement: it asserts nothing.
+# Env: SCALE_RECORDS (default 10000000), BENCH_HOLD_SECONDS (default 1800).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BOOT=build/scale-bootstrap.txt
+rm -f "$BOOT"
+HOLD="${BENCH_HOLD_SECONDS:-1800}"
+setsid make scale-data SCALE_EXTRA="-Drlmeta.scale.hold.seconds=$HOLD -Drlmeta.scale.bootstrap.file=$PWD/$BOOT" &
+GEN=$!
+# the generator, its maven and its broker: one process group, stopped together (run.sh kills its brokers on TERM)
+trap 'kill -TERM -- -$GEN 2>/dev/null || true; wait $GEN 2>/dev/null || true' EXIT
+for _ in $(seq 1 1800); do [ -s "$BOOT" ] && break; kill -0 $GEN 2>/dev/null || { echo "scale-data ended first"; exit 1; }; sleep 1; done
+[ -s "$BOOT" ] || { echo "no broker after 30 min"; exit 1; }
+BS=$(cat "$BOOT")
+TOOL=.venv/bin/kafka-remote-log-metadata-migration
+for args in "--check" "--check --backfill"; do
+  # shellcheck disable=SC2086
+  /usr/bin/time -f "%e %M" -o build/tools-scale.time "$TOOL" --bootstrap-server "$BS" --no-progress $args \
+    >build/tools-scale.out 2>build/tools-scale.err || true
+  read -r wall rss <build/tools-scale.time
+  total=$(grep -o 'Total messages scanned: [0-9]*' build/tools-scale.out | grep -o '[0-9]*$' || true)
+  live=$(grep -o 'Live segments: [0-9]*' build/tools-scale.out | grep -o '[0-9]*$' || true)
+  echo "[tools-scale] migration $args: ${wall} s wall, peak RSS $((rss / 1024)) MB; ${total:+$total records scanned}${live:+$live live segments verified}"
+done
