@@ -174,8 +174,8 @@ public final class KafkaReplay {
 
     /** A value as version 0: unchanged if it is, else without the tagged fields only version 1 has. */
     static byte[] asVersion0(byte[] value) {
-        if (value.length > 1 && value[0] < 4 && value[0] >= 0 && value[1] == 0) {
-            return value; // api key 0..3 and version 0, each one varint byte: Kafka's own format already
+        if (value.length > 2 && value[0] == 1 && value[1] >= 0 && value[1] < 4 && value[2] == 0) {
+            return value; // frame version 1, api key 0..3, version 0 (one varint byte each): Kafka's own already
         }
         try {
             com.fasterxml.jackson.databind.node.ObjectNode v =
