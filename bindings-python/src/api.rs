@@ -357,13 +357,28 @@ impl Store_ {
 }
 
 /// What `Inspector::scan_file` returns.
-type ScanOut = (Vec<(i64, i64)>, Vec<(i64, i64, Outcome)>, i64);
+type ScanOut = (
+    Vec<(i64, i64)>,
+    Vec<(i64, i64, Outcome)>,
+    i64,
+    [u64; inspect::ScanKind::COUNT],
+);
 fn scan_out(scan: inspect::FileScan) -> ScanOut {
     let findings = scan.findings.iter();
     let findings = findings
         .map(|(o, t, a, c)| (*o, *t, outcome_coded(a, *c)))
         .collect();
-    (scan.null_keys, findings, scan.last_timestamp)
+    (scan.null_keys, findings, scan.last_timestamp, scan.found)
+}
+
+/// The bytes a file scan reads at a time.
+const SCAN_CHUNK: usize = 4 << 20;
+
+fn scan_options(each_null_key: bool, limit: Option<usize>) -> inspect::ScanOptions {
+    inspect::ScanOptions {
+        each_null_key,
+        list_limit: limit.unwrap_or(usize::MAX),
+    }
 }
 
 /// `(partition, segment_id, state, since_ms)`.
@@ -465,30 +480,76 @@ impl Inspector_ {
     }
 
     /// Every record of a file image, with the GIL released; returns `(null_keys, findings,
-    /// last_timestamp)`: the `(offset, timestamp)` of each null-key record (only when
-    /// `each_null_key`), and `(offset, timestamp, outcome)` of each record a scan lists.
-    #[pyo3(signature = (data, each_null_key=false))]
-    fn scan_file(&mut self, py: Python<'_>, data: &[u8], each_null_key: bool) -> PyResult<ScanOut> {
+    /// last_timestamp, found)`: the `(offset, timestamp)` of each null-key record (only when
+    /// `each_null_key`), `(offset, timestamp, outcome)` of each record a scan lists (the first
+    /// `limit` of each kind, every one without a limit) and how many of each kind there are.
+    #[pyo3(signature = (data, each_null_key=false, limit=None))]
+    fn scan_file(
+        &mut self,
+        py: Python<'_>,
+        data: &[u8],
+        each_null_key: bool,
+        limit: Option<usize>,
+    ) -> PyResult<ScanOut> {
         let inspector = self.get(py)?;
-        let scan = py.detach(|| inspector.scan_file(data, each_null_key));
-        Ok(scan_out(scan))
+        let options = scan_options(each_null_key, limit);
+        Ok(scan_out(
+            py.detach(|| inspector.scan_file_with(data, options)),
+        ))
     }
 
-    /// [`Inspector_::scan_file`] of the file at `path`, read here with the GIL released (no
-    /// Python `bytes` is made of it); an OSError if it does not read.
-    #[pyo3(signature = (path, each_null_key=false))]
+    /// [`Inspector_::scan_file`] of records not read from a file (a topic's), `(offset,
+    /// timestamp, key, value)` in offset order, with the GIL released.
+    #[pyo3(signature = (records, each_null_key=false, limit=None))]
+    fn scan_records(
+        &mut self,
+        py: Python<'_>,
+        records: Vec<Rec>,
+        each_null_key: bool,
+        limit: Option<usize>,
+    ) -> PyResult<ScanOut> {
+        let inspector = self.get(py)?;
+        let options = scan_options(each_null_key, limit);
+        let records = records
+            .iter()
+            .map(|(o, t, k, v)| (*o, *t, k.as_deref(), v.as_deref()));
+        Ok(scan_out(
+            py.detach(|| inspector.scan_records(records, options)),
+        ))
+    }
+
+    /// [`Inspector_::scan_file`] of the file at `path`, read here in chunks with the GIL
+    /// released (memory bounded by the largest batch, not the file); an OSError if it does not
+    /// read. Read, not mapped: a live broker may truncate its active segment under a scan, which
+    /// a mapping turns into SIGBUS; a read sees the shorter file, which the core reads as cut.
+    #[pyo3(signature = (path, each_null_key=false, limit=None))]
     fn scan_path(
         &mut self,
         py: Python<'_>,
         path: std::path::PathBuf,
         each_null_key: bool,
+        limit: Option<usize>,
     ) -> PyResult<ScanOut> {
+        use std::io::Read;
         let inspector = self.get(py)?;
-        // Read, not mapped: a live broker may truncate its active segment under a scan, which a
-        // mapping turns into SIGBUS (the process dies); a read just sees the shorter file.
+        let options = scan_options(each_null_key, limit);
         let scan = py.detach(|| {
-            let file = std::fs::read(&path)?;
-            Ok::<_, std::io::Error>(inspector.scan_file(&file, each_null_key))
+            let file = std::fs::File::open(&path)?;
+            let len = file.metadata()?.len() as usize;
+            let (mut file, mut buf) = (file.take(len as u64), vec![0u8; SCAN_CHUNK]);
+            inspector.scan_begin(len, options);
+            loop {
+                match file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => inspector.scan_push(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        inspector.scan_end();
+                        return Err(e);
+                    }
+                }
+            }
+            Ok::<_, std::io::Error>(inspector.scan_end())
         })?;
         Ok(scan_out(scan))
     }

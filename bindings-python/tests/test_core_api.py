@@ -356,7 +356,7 @@ def test_scan_path_maps_the_file_and_the_scan_inspector_counts_alike(tmp_path):
         assert a.summary.records > 0
     empty = tmp_path / "00000000000000000000.log"
     empty.write_bytes(b"")
-    assert rlmeta.Inspector(scan_only=True).scan_path(empty) == ([], [], 0)
+    assert rlmeta.Inspector(scan_only=True).scan_path(empty) == ([], [], 0, (0, 0, 0, 0))
     with pytest.raises(FileNotFoundError):
         rlmeta.Inspector(scan_only=True).scan_path(tmp_path / "missing.log")
 

@@ -228,6 +228,10 @@ pub struct RecordIndex {
     /// Files begun so far; the last one is being fed while `walk` is set.
     files: u32,
     walk: Option<Walk>,
+    /// Rows so far (the columns' length, also when they are not kept).
+    row_count: usize,
+    /// Made by [`RecordIndex::counting`]: only [`Counts`] are kept.
+    counting: bool,
 }
 
 /// Bytes the entry starting `bytes` needs: its header first, then the whole entry; `usize::MAX`
@@ -249,6 +253,16 @@ fn entry_size(bytes: &[u8]) -> usize {
 impl RecordIndex {
     pub fn new() -> RecordIndex {
         RecordIndex::default()
+    }
+
+    /// An index that keeps only its [`Counts`] (no columns, batches, faults, partitions or
+    /// segments): what a host that streams a file needs to count what it did not read, in memory
+    /// that does not grow with the file.
+    pub fn counting() -> RecordIndex {
+        RecordIndex {
+            counting: true,
+            ..RecordIndex::default()
+        }
     }
 
     /// Starts the next file (ending the one being fed); returns its number.
@@ -318,7 +332,7 @@ impl RecordIndex {
         };
         let crc_valid = b.crc_valid().unwrap_or(false);
         let batch = self.batches.len() as u32;
-        let first_row = self.columns.offsets.len() as u32;
+        let first_row = self.row_count as u32;
         if !crc_valid {
             let e = Error::at(
                 ErrorKind::Corrupt,
@@ -344,6 +358,11 @@ impl RecordIndex {
             }
         }
         let unread = !self.counts.corrupt.is_empty();
+        if self.counting {
+            self.list_records(file, batch, &b, crc_valid, unread);
+            self.count_unlisted(&b, first_row, unread);
+            return;
+        }
         self.batches.push(BatchInfo {
             file,
             first_row,
@@ -365,10 +384,14 @@ impl RecordIndex {
             control: b.is_control(),
         });
         self.list_records(file, batch, &b, crc_valid, unread);
+        self.count_unlisted(&b, first_row, unread);
+    }
+
+    /// A record its header counts but that cannot be listed (its batch does not decompress or
+    /// decode) is unread all the same.
+    fn count_unlisted(&mut self, b: &Batch<'_>, first_row: u32, unread: bool) {
         if unread {
-            // A record its header counts but that cannot be listed (its batch does not
-            // decompress or decode) is unread all the same.
-            let listed = self.columns.offsets.len() - first_row as usize;
+            let listed = self.row_count - first_row as usize;
             let unlisted = usize::try_from(b.records_count)
                 .unwrap_or(0)
                 .saturating_sub(listed);
@@ -413,6 +436,9 @@ impl RecordIndex {
     }
 
     fn fault(&mut self, file: u32, error: Error, record_offset: Option<i64>, row: Option<u32>) {
+        if self.counting {
+            return;
+        }
         self.faults.push(Fault {
             file,
             error,
@@ -433,7 +459,13 @@ impl RecordIndex {
         crc_valid: bool,
         unread: bool,
     ) {
-        let row = self.columns.offsets.len() as u32;
+        let row = self.row_count as u32;
+        self.row_count += 1;
+        if self.counting {
+            let level = parse_level_record(r.key, r.value).is_some() && !control;
+            self.count(r, unread, level);
+            return;
+        }
         let mut flags = 0u8;
         if !crc_valid {
             flags |= flag::BAD_CRC;
@@ -511,26 +543,7 @@ impl RecordIndex {
                 },
             }
         }
-        let n = &mut self.counts;
-        if unread {
-            n.unread += 1;
-        } else {
-            n.records += 1;
-            match (r.key, r.value) {
-                (None, _) => {
-                    n.null_key_records += 1;
-                    n.last_null_key_timestamp_ms = Some(
-                        n.last_null_key_timestamp_ms
-                            .map_or(r.timestamp, |t| t.max(r.timestamp)),
-                    );
-                }
-                (Some(_), Some(_)) => n.keyed_records += 1,
-                (Some(_), None) => n.tombstones += 1,
-            }
-            if kind == kind::LEVEL_RECORD {
-                n.level_records += 1;
-            }
-        }
+        self.count(r, unread, kind == kind::LEVEL_RECORD);
         let c = &mut self.columns;
         c.offsets.push(r.offset);
         c.timestamps.push(r.timestamp);
@@ -544,6 +557,30 @@ impl RecordIndex {
         c.partition_of.push(partition);
         c.segment_of.push(segment);
         c.index_in_batch.push(nth);
+    }
+
+    /// Counts one record: read, or in or after the first corrupt batch.
+    fn count(&mut self, r: &BatchRecord<'_>, unread: bool, level_record: bool) {
+        let n = &mut self.counts;
+        if unread {
+            n.unread += 1;
+            return;
+        }
+        n.records += 1;
+        match (r.key, r.value) {
+            (None, _) => {
+                n.null_key_records += 1;
+                n.last_null_key_timestamp_ms = Some(
+                    n.last_null_key_timestamp_ms
+                        .map_or(r.timestamp, |t| t.max(r.timestamp)),
+                );
+            }
+            (Some(_), Some(_)) => n.keyed_records += 1,
+            (Some(_), None) => n.tombstones += 1,
+        }
+        if level_record {
+            n.level_records += 1;
+        }
     }
 
     fn partition(&mut self, t: &crate::record::TopicIdPartitionEntry<'_>) -> i32 {

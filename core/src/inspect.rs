@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value as Json, json};
 
-use crate::batch::{Batches, ReadOptions};
+use crate::batch::{Batch, Batches, LOG_OVERHEAD, ReadOptions, entry_extent};
 use crate::cache::{Applied, Seen, Skip, Store};
 use crate::compaction::{Log, TopicConfig};
 use crate::feature::MetadataLevel;
@@ -166,6 +166,8 @@ pub struct Inspector {
     /// Made by [`Inspector::for_scan`]: no lifecycles and no compaction what-if are kept, so
     /// nothing of a record outlives its replay.
     scan_only: bool,
+    /// The file a scan is being fed in chunks, if any.
+    feed: Option<Feed>,
 }
 
 /// A record of the inspector's log: its offset in the metadata partition, and where its value
@@ -196,27 +198,84 @@ pub struct NullKeySpan {
 pub struct FileScan {
     /// `(offset, timestamp)` of each null-key record, when asked for.
     pub null_keys: Vec<(i64, i64)>,
-    /// `(offset, timestamp, outcome, outcome code)` of each record a scan lists ([`scan_lists`]);
-    /// the code is [`Applied::outcome_code`] of the record's value.
+    /// `(offset, timestamp, outcome, outcome code)` of each record a scan lists ([`scan_kind`]),
+    /// the first [`ScanOptions::list_limit`] of each kind; the code is
+    /// [`Applied::outcome_code`] of the record's value.
     pub findings: Vec<(i64, i64, Applied, u8)>,
+    /// How many records of each [`ScanKind`] the file has, listed or past the limit.
+    pub found: [u64; ScanKind::COUNT],
     /// The file's largest record timestamp (0 when it has none).
     pub last_timestamp: i64,
 }
 
-/// Whether a scan lists a record replay gave this outcome: tombstones, undecodable values, level
-/// records and keys that are bad (refused, or not matching the value applied). What else replay
-/// did not simply apply (drops, re-deliveries, orphans) the summary and the store account for.
+/// What a scan reports of each file: each null-key record or only their span, and how many
+/// records of each [`ScanKind`] it lists (the rest are counted in [`FileScan::found`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanOptions {
+    pub each_null_key: bool,
+    pub list_limit: usize,
+}
+
+impl ScanOptions {
+    /// Every null-key record (when asked) and every finding.
+    pub fn all(each_null_key: bool) -> ScanOptions {
+        ScanOptions {
+            each_null_key,
+            list_limit: usize::MAX,
+        }
+    }
+}
+
+/// The kinds of record a scan lists, by the outcome replay gave them. The numbers never change
+/// (hosts index [`FileScan::found`] by them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ScanKind {
+    Tombstone = 0,
+    Undecodable = 1,
+    LevelRecord = 2,
+    /// A key refused, or not matching the value applied.
+    BadKey = 3,
+}
+
+impl ScanKind {
+    pub const COUNT: usize = 4;
+}
+
+/// Which kind of record a scan lists this outcome as, if any: tombstones, undecodable values,
+/// level records and keys that are bad (refused, or not matching the value applied). What else
+/// replay did not simply apply (drops, re-deliveries, orphans) the summary and the store account
+/// for.
+pub fn scan_kind(applied: &Applied) -> Option<ScanKind> {
+    match applied {
+        Applied::AppliedWithBadKey(_) | Applied::Skipped(Skip::BadKey { .. }) => {
+            Some(ScanKind::BadKey)
+        }
+        Applied::Skipped(Skip::Tombstone { .. }) => Some(ScanKind::Tombstone),
+        Applied::Skipped(Skip::Undecodable(_)) => Some(ScanKind::Undecodable),
+        Applied::Skipped(Skip::LevelRecord(_)) => Some(ScanKind::LevelRecord),
+        _ => None,
+    }
+}
+
+/// Whether a scan lists a record replay gave this outcome ([`scan_kind`]).
 pub fn scan_lists(applied: &Applied) -> bool {
-    matches!(
-        applied,
-        Applied::AppliedWithBadKey(_)
-            | Applied::Skipped(
-                Skip::Tombstone { .. }
-                    | Skip::Undecodable(_)
-                    | Skip::LevelRecord(_)
-                    | Skip::BadKey { .. }
-            )
-    )
+    scan_kind(applied).is_some()
+}
+
+/// A file a scan is being fed in chunks ([`Inspector::scan_begin`]).
+#[derive(Clone, Debug)]
+struct Feed {
+    /// The file's length when the host began reading it.
+    len: usize,
+    /// Position in the file of the next entry (the first byte of `pending`, if any).
+    pos: usize,
+    /// The start of an entry not yet whole.
+    pending: Vec<u8>,
+    options: ScanOptions,
+    scan: FileScan,
+    /// Where reading stopped and why, and the count of the records from there on.
+    stop: Option<(usize, crate::Error, RecordIndex)>,
 }
 
 impl Default for Inspector {
@@ -240,6 +299,7 @@ impl Inspector {
             files_read: 0,
             stopped: false,
             scan_only: false,
+            feed: None,
         }
     }
 
@@ -278,25 +338,27 @@ impl Inspector {
         if !self.stopped {
             return true;
         }
-        let why = crate::Error::at(
-            crate::error::ErrorKind::Corrupt,
-            0,
-            "file",
-            "not read: an earlier file of this partition has a corrupt batch, and no consumer reads past it",
-        );
-        self.end_file(bytes, Some((0, why)));
+        self.end_file(bytes, Some((0, earlier_corrupt())));
         false
     }
 
     /// Counts a file read, and what lies from where its read stopped (if it did) to its end; a
     /// corrupt batch there stops the partition ([`crate::index`] decides both).
     fn end_file(&mut self, bytes: &[u8], stop: Option<(usize, crate::Error)>) {
+        let stop = stop.map(|(position, why)| {
+            let tail = crate::index::index_files(&[bytes.get(position..).unwrap_or_default()]);
+            (position, why, tail)
+        });
+        self.end_file_counted(stop);
+    }
+
+    /// [`Inspector::end_file`] with the index of what lies from where reading stopped, if it did.
+    fn end_file_counted(&mut self, stop: Option<(usize, crate::Error, RecordIndex)>) {
         let file = self.files_read;
         self.files_read += 1;
-        let Some((position, why)) = stop else {
+        let Some((position, why, tail)) = stop else {
             return;
         };
-        let tail = crate::index::index_files(&[bytes.get(position..).unwrap_or_default()]);
         let corrupt = !tail.counts().corrupt.is_empty();
         self.stopped |= corrupt;
         // Every record from there on, by the index's count: the rows before a corrupt batch in
@@ -338,31 +400,200 @@ impl Inspector {
     /// [`Inspector::push_file`], reporting what a scan shows of the file: each null-key record
     /// (only when `each_null_key`), the records [`scan_lists`], the last timestamp.
     pub fn scan_file(&mut self, bytes: &[u8], each_null_key: bool) -> FileScan {
-        let mut out = FileScan::default();
-        if !self.begin_file(bytes) {
-            return out;
+        self.scan_file_with(bytes, ScanOptions::all(each_null_key))
+    }
+
+    /// [`Inspector::scan_file`] with the given options.
+    pub fn scan_file_with(&mut self, bytes: &[u8], options: ScanOptions) -> FileScan {
+        self.scan_begin(bytes.len(), options);
+        self.scan_push(bytes);
+        self.scan_end()
+    }
+
+    /// Begins a scan of the next file, `len` bytes long, which the host then feeds in chunks of
+    /// any size ([`Inspector::scan_push`]) and ends ([`Inspector::scan_end`]): the answer is the
+    /// one [`Inspector::scan_file_with`] gives for the whole image, in memory bounded by the
+    /// largest entry, not the file. A file found shorter than `len` at its end is read as cut
+    /// there.
+    pub fn scan_begin(&mut self, len: usize, options: ScanOptions) {
+        self.scan_end_feed();
+        let mut feed = Feed {
+            len,
+            pos: 0,
+            pending: Vec::new(),
+            options,
+            scan: FileScan::default(),
+            stop: None,
+        };
+        if self.stopped {
+            feed.stop = Some((0, earlier_corrupt(), counting_file()));
         }
-        if !self.scan_only {
-            self.values.reserve(bytes.len());
-        }
-        let stop = read_file(bytes, |batch| {
-            let Ok(records) = batch.records() else {
-                return;
+        self.feed = Some(feed);
+    }
+
+    /// The next bytes of the file a scan began (nothing happens without one). Whole entries are
+    /// read now; the start of one cut by the chunk's end waits for the next chunk.
+    pub fn scan_push(&mut self, chunk: &[u8]) {
+        let Some(mut feed) = self.feed.take() else {
+            return;
+        };
+        let mut chunk = chunk;
+        while !chunk.is_empty() {
+            if let Some((_, _, tail)) = &mut feed.stop {
+                tail.push(chunk);
+                feed.pos += chunk.len();
+                break;
+            }
+            let left = feed
+                .len
+                .saturating_sub(feed.pos)
+                .max(feed.pending.len() + chunk.len());
+            // The entry's bytes: its header first, then as many as the header says.
+            let head = if feed.pending.is_empty() {
+                chunk
+            } else {
+                let want = LOG_OVERHEAD
+                    .saturating_sub(feed.pending.len())
+                    .min(chunk.len());
+                feed.pending.extend_from_slice(&chunk[..want]);
+                chunk = &chunk[want..];
+                &feed.pending
             };
-            for r in records.flatten() {
-                out.last_timestamp = out.last_timestamp.max(r.timestamp);
-                if each_null_key && r.key.is_none() {
-                    out.null_keys.push((r.offset, r.timestamp));
+            if head.len() < LOG_OVERHEAD {
+                if feed.pending.is_empty() {
+                    feed.pending.extend_from_slice(chunk);
+                    chunk = &[];
                 }
-                let applied = self.push(r.offset, r.timestamp, r.key, r.value);
-                if scan_lists(&applied) {
-                    let code = applied.outcome_code(r.value);
-                    out.findings.push((r.offset, r.timestamp, applied, code));
+                continue;
+            }
+            let size = match entry_extent(head, feed.pos, left) {
+                Ok(size) => size,
+                Err(e) => {
+                    self.scan_stop(&mut feed, e, &[]);
+                    continue;
+                }
+            };
+            if feed.pending.is_empty() {
+                if chunk.len() < size {
+                    feed.pending.extend_from_slice(chunk);
+                    break;
+                }
+                let (entry, rest) = chunk.split_at(size);
+                self.scan_entry(&mut feed, entry);
+                chunk = rest;
+            } else {
+                let want = (size - feed.pending.len()).min(chunk.len());
+                feed.pending.extend_from_slice(&chunk[..want]);
+                chunk = &chunk[want..];
+                if feed.pending.len() == size {
+                    let entry = std::mem::take(&mut feed.pending);
+                    self.scan_entry(&mut feed, &entry);
                 }
             }
+        }
+        self.feed = Some(feed);
+    }
+
+    /// Ends the file a scan was fed: bytes left that are no whole entry are its cut tail.
+    pub fn scan_end(&mut self) -> FileScan {
+        self.scan_end_feed().unwrap_or_default()
+    }
+
+    fn scan_end_feed(&mut self) -> Option<FileScan> {
+        let mut feed = self.feed.take()?;
+        if feed.stop.is_none() && (!feed.pending.is_empty() || feed.pos < feed.len) {
+            let n = feed.pending.len();
+            let cut = entry_extent(&feed.pending, feed.pos, n).err();
+            let e = cut.unwrap_or_else(|| {
+                crate::Error::at(
+                    crate::error::ErrorKind::Truncated,
+                    feed.pos,
+                    "length",
+                    "the file ended here, before the length it had when the scan began",
+                )
+            });
+            self.scan_stop(&mut feed, e, &[]);
+        }
+        let stop = feed.stop.take().map(|(position, why, mut tail)| {
+            tail.end_file();
+            (position, why, tail)
         });
-        self.end_file(bytes, stop);
+        self.end_file_counted(stop);
+        Some(feed.scan)
+    }
+
+    /// One whole entry of the file being scanned.
+    fn scan_entry(&mut self, feed: &mut Feed, entry: &[u8]) {
+        let position = feed.pos;
+        let batch = match Batch::parse(entry, position, ReadOptions::default()) {
+            Ok(b) => b,
+            Err(e) if e.kind() == crate::error::ErrorKind::UnsupportedVersion => {
+                feed.pos += entry.len();
+                return;
+            }
+            Err(e) => return self.scan_stop(feed, e, entry),
+        };
+        feed.pos += entry.len();
+        let Ok(records) = batch.records() else {
+            return;
+        };
+        for r in records.flatten() {
+            self.scan_record(
+                &mut feed.scan,
+                feed.options,
+                r.offset,
+                r.timestamp,
+                r.key,
+                r.value,
+            );
+        }
+    }
+
+    /// Records not read from a file (a topic's, as a consumer hands them over), in offset order:
+    /// what [`Inspector::scan_file_with`] reports of a file's records.
+    pub fn scan_records<'r>(
+        &mut self,
+        records: impl IntoIterator<Item = (i64, i64, Option<&'r [u8]>, Option<&'r [u8]>)>,
+        options: ScanOptions,
+    ) -> FileScan {
+        let mut out = FileScan::default();
+        for (offset, timestamp, key, value) in records {
+            self.scan_record(&mut out, options, offset, timestamp, key, value);
+        }
         out
+    }
+
+    fn scan_record(
+        &mut self,
+        out: &mut FileScan,
+        options: ScanOptions,
+        offset: i64,
+        timestamp: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) {
+        out.last_timestamp = out.last_timestamp.max(timestamp);
+        if options.each_null_key && key.is_none() {
+            out.null_keys.push((offset, timestamp));
+        }
+        let applied = self.push(offset, timestamp, key, value);
+        if let Some(kind) = scan_kind(&applied) {
+            let found = &mut out.found[kind as usize];
+            if (*found as usize) < options.list_limit {
+                let code = applied.outcome_code(value);
+                out.findings.push((offset, timestamp, applied, code));
+            }
+            *found += 1;
+        }
+    }
+
+    /// Reading the file stops at the feed's position: what lies from there on (`entry`, the
+    /// start of an entry not yet fed, then every later chunk) is only counted.
+    fn scan_stop(&mut self, feed: &mut Feed, why: crate::Error, entry: &[u8]) {
+        let mut tail = counting_file();
+        tail.push(entry);
+        tail.push(&std::mem::take(&mut feed.pending));
+        feed.stop = Some((feed.pos, why, tail));
     }
 
     /// One record of the metadata partition, in offset order; returns what replay did with it.
@@ -481,7 +712,8 @@ impl Inspector {
     /// The lifecycles and the summary, with what the cleaner would keep
     /// [`COMPACTION_HORIZON_MS`] after the last record (the model of [`summary_compaction`],
     /// on the records the inspector's log holds: every record is at or before that moment).
-    pub fn finish(self) -> Inspection {
+    pub fn finish(mut self) -> Inspection {
+        self.scan_end_feed(); // a scan not ended is ended here
         let Inspector {
             store,
             mut log,
@@ -495,6 +727,7 @@ impl Inspector {
             files_read: _,
             stopped: _,
             scan_only,
+            feed: _,
         } = self;
         let mut lifecycles = lifecycles;
         let live = live_ids(&store);
@@ -1110,6 +1343,23 @@ pub fn summary_compaction(
 /// Hands `each` every batch of a file image a consumer reads, in order (legacy entries are
 /// stepped over, as Kafka's reader does); returns where and why the read stopped before the
 /// file's end, if it did.
+/// Why a file after one with a corrupt batch is not read.
+fn earlier_corrupt() -> crate::Error {
+    crate::Error::at(
+        crate::error::ErrorKind::Corrupt,
+        0,
+        "file",
+        "not read: an earlier file of this partition has a corrupt batch, and no consumer reads past it",
+    )
+}
+
+/// A counting index with one file begun, for what a scan does not read.
+fn counting_file() -> RecordIndex {
+    let mut index = RecordIndex::counting();
+    index.begin_file();
+    index
+}
+
 fn read_file<'b>(
     bytes: &'b [u8],
     mut each: impl FnMut(crate::batch::Batch<'b>),
@@ -1256,6 +1506,108 @@ mod preview_tests {
             kept >= 1,
             "no fixture keeps keyed records through compaction"
         );
+    }
+
+    /// Every fixture, whole and damaged (cut short, a byte flipped, an entry's length made
+    /// impossible), fed to a scan in chunks of many sizes.
+    fn scan_inputs() -> Vec<(String, Vec<Vec<u8>>)> {
+        let mut out = Vec::new();
+        for (d, data) in crate::testing::fixtures::metadata_partitions() {
+            let name = format!("{d:?}");
+            out.push((name.clone(), data.clone()));
+            let Some(first) = data.first().filter(|f| f.len() > 40) else {
+                continue;
+            };
+            let damaged = |f: Vec<u8>| {
+                let mut files = data.clone();
+                files[0] = f;
+                files
+            };
+            for cut in [5, first.len() / 2, first.len() - 1] {
+                out.push((
+                    format!("{name} cut at {cut}"),
+                    damaged(first[..cut].to_vec()),
+                ));
+            }
+            let mut flipped = first.clone();
+            flipped[first.len() / 2] ^= 0x5a;
+            out.push((format!("{name} flipped"), damaged(flipped)));
+            // The second entry's length field, if there is one.
+            let size = crate::batch::entry_extent(first, 0, first.len()).unwrap_or(first.len());
+            if first.len() > size + LOG_OVERHEAD {
+                let mut bad = first.clone();
+                bad[size + 8..size + 12].copy_from_slice(&3i32.to_be_bytes());
+                out.push((format!("{name} bad length"), damaged(bad)));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_scan_fed_in_chunks_answers_as_the_whole_file_read_does() {
+        let mut checked = 0;
+        for (name, data) in scan_inputs() {
+            let named: Vec<(&str, &[u8])> = data.iter().map(|f| ("x.log", f.as_slice())).collect();
+            let report = inspect(&named);
+            let expected = Summary {
+                compacted_at_ms: 0,
+                kept_by_compaction: 0,
+                lost_by_compaction: Vec::new(),
+                ..report.summary.clone()
+            };
+            let mut whole = Inspector::for_scan();
+            let scans: Vec<FileScan> = data.iter().map(|f| whole.scan_file(f, true)).collect();
+            for chunk in [1, 5, 12, 13, 64, 1000] {
+                let mut fed = Inspector::for_scan();
+                for (f, scan) in data.iter().zip(&scans) {
+                    fed.scan_begin(f.len(), ScanOptions::all(true));
+                    for c in f.chunks(chunk) {
+                        fed.scan_push(c);
+                    }
+                    assert_eq!(&fed.scan_end(), scan, "{name}, chunks of {chunk}");
+                }
+                assert_eq!(fed.finish().summary, expected, "{name}, chunks of {chunk}");
+            }
+            // Listing at most one of each kind: the same counts.
+            let mut limited = Inspector::for_scan();
+            for (f, scan) in data.iter().zip(&scans) {
+                let options = ScanOptions {
+                    each_null_key: false,
+                    list_limit: 1,
+                };
+                let l = limited.scan_file_with(f, options);
+                assert_eq!(l.found, scan.found, "{name}");
+                let mut listed = [0u64; ScanKind::COUNT];
+                for (_, _, a, _) in &scan.findings {
+                    listed[scan_kind(a).unwrap() as usize] += 1;
+                }
+                assert_eq!(
+                    listed, scan.found,
+                    "{name}: every finding listed without a limit"
+                );
+                assert_eq!(
+                    l.findings.len(),
+                    scan.found.iter().filter(|&&n| n > 0).count(),
+                    "{name}"
+                );
+                assert!(l.null_keys.is_empty(), "{name}");
+            }
+            checked += 1;
+        }
+        assert!(checked >= 40, "{checked} inputs");
+    }
+
+    #[test]
+    fn a_file_shorter_than_when_its_scan_began_is_read_as_cut_there() {
+        let mut short = Inspector::for_scan();
+        short.scan_begin(BROKER_P0.len() + 100, ScanOptions::all(false));
+        short.scan_push(BROKER_P0);
+        short.scan_end();
+        let s = short.finish().summary;
+        assert_eq!(s.stops.len(), 1);
+        assert_eq!(s.stops[0].position, BROKER_P0.len());
+        assert_eq!(s.unread_records, 0);
+        assert_eq!(s.records, inspect(&[("x.log", BROKER_P0)]).summary.records);
     }
 
     #[test]

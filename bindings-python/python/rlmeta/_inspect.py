@@ -51,6 +51,18 @@ class Summary:
     stops: Tuple[Dict[str, Any], ...] = ()
 
 
+#: The kinds of record a scan lists, in the order of a scan's counts (the core's ``ScanKind``).
+SCAN_KINDS = ("tombstone", "undecodable", "level_record", "bad_key")
+
+#: ``(null keys, findings, last timestamp, count of each kind)``: see :meth:`Inspector.scan_file`.
+ScanResult = Tuple[List[Tuple[int, int]], List[Tuple[int, int, Applied]], int, Tuple[int, ...]]
+
+
+def _scan_result(t: Tuple[Any, ...]) -> ScanResult:
+    nulls, findings, last, found = t
+    return nulls, [(o, ts, Applied._of(a)) for o, ts, a in findings], last, tuple(found)
+
+
 class Inspection:
     """A finished inspection. The summary is read at once; the lifecycles, the text and the
     core's JSON form are rendered by the core when first asked for (on a large log they hold an
@@ -141,19 +153,24 @@ class Inspector:
     def push_file(self, data: bytes) -> None:
         self._native.push_file(bytes(data))
 
-    def scan_file(self, data: bytes, each_null_key: bool = False) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int, Applied]], int]:
+    def scan_file(self, data: bytes, each_null_key: bool = False, limit: Optional[int] = None) -> ScanResult:
         """Every record of a file image (native, GIL released): the ``(offset, timestamp)`` of each
         null-key record (only if ``each_null_key``; :meth:`null_keys` tells where they lie),
         ``(offset, timestamp, Applied)`` of each record a scan lists (tombstones, undecodable
-        values, level records, bad keys), and the last timestamp."""
-        nulls, findings, last = self._native.scan_file(bytes(data), each_null_key)
-        return nulls, [(o, t, Applied._of(a)) for o, t, a in findings], last
+        values, level records, bad keys: the first ``limit`` of each kind, all without one), the
+        last timestamp, and how many of each kind there are (:data:`SCAN_KINDS` names them)."""
+        return _scan_result(self._native.scan_file(bytes(data), each_null_key, limit))
 
-    def scan_path(self, path: Union[str, "os.PathLike[str]"], each_null_key: bool = False) -> Tuple[List[Tuple[int, int]], List[Tuple[int, int, Applied]], int]:
-        """:meth:`scan_file` of the file at ``path``, read by the binding with the GIL released
-        (no ``bytes`` made of it); OSError if it does not read."""
-        nulls, findings, last = self._native.scan_path(path, each_null_key)
-        return nulls, [(o, t, Applied._of(a)) for o, t, a in findings], last
+    def scan_path(self, path: Union[str, "os.PathLike[str]"], each_null_key: bool = False, limit: Optional[int] = None) -> ScanResult:
+        """:meth:`scan_file` of the file at ``path``, read by the binding in chunks with the GIL
+        released (no ``bytes`` made of it, memory bounded by the largest batch); OSError if it
+        does not read."""
+        return _scan_result(self._native.scan_path(path, each_null_key, limit))
+
+    def scan_records(self, records: Iterable[Tuple[int, int, Optional[bytes], Optional[bytes]]], each_null_key: bool = False,
+                     limit: Optional[int] = None) -> ScanResult:
+        """:meth:`scan_file` of ``(offset, timestamp, key, value)`` records read from a topic."""
+        return _scan_result(self._native.scan_records(list(records), each_null_key, limit))
 
     def null_keys(self) -> Optional[Tuple[int, int, int, int]]:
         """``(first_offset, last_offset, min_timestamp, max_timestamp)`` of the null-key records

@@ -31,7 +31,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from . import _native, _reconcile
 from ._compaction import (
@@ -43,7 +43,7 @@ from ._compaction import (
 )
 from ._tables import COMPACTION_HORIZON_MS, SUMMARY_COMPACTION
 from ._files import METADATA_TOPIC, dump_log, dump_log_json, read_records
-from ._inspect import Inspector
+from ._inspect import SCAN_KINDS, Inspector
 from ._model import SegmentState
 from ._store import Outcome, SkipKind, Store
 
@@ -51,6 +51,8 @@ Rec = Tuple[int, int, Optional[bytes], Optional[bytes]]
 DAY_MS = 86_400_000
 HOUR_MS = 3_600_000
 CHUNK = 10_000
+#: Records of each kind a scan lists in text (``--json`` lists every one).
+LIST = 20
 
 
 def _n(v: int) -> str:
@@ -94,13 +96,16 @@ def _ms(v: int) -> str:
 
 @dataclass
 class Partition:
-    """One metadata partition's records, from files or from the cluster."""
+    """One metadata partition's records, from files or from the cluster. A partition of the cluster
+    streams: its records are read once, when iterated (``bytes`` and ``read_to_end`` are known
+    after), one partition after the other."""
 
     name: str
     files: List[Path] = field(default_factory=list)
     records: List[Rec] = field(default_factory=list)
     bytes: int = 0
     read_to_end: bool = True
+    stream: Optional[Callable[[], Iterator[Rec]]] = None
 
     def iter_records(self, bar: Any = None) -> Iterator[Rec]:
         if self.files:
@@ -109,8 +114,20 @@ class Partition:
                     yield (r.offset, r.timestamp, r.key, r.value)
                 if bar is not None:
                     bar.update(f.stat().st_size)
+        elif self.stream is not None:
+            yield from self.stream()
         else:
             yield from self.records
+
+
+class Parts(List[Partition]):
+    """The partitions a command reads; those of a cluster share one consumer, closed by
+    :meth:`close` (or once the last partition is read)."""
+
+    def close(self) -> None:
+        closer = getattr(self, "_close", None)
+        if closer is not None:
+            closer()
 
 
 def _base_offset(p: Path) -> int:
@@ -137,34 +154,55 @@ def partitions_from_files(paths: List[str]) -> List[Partition]:
     return [by_name[n] for n in sorted(by_name, key=lambda n: (len(n), n))]
 
 
-def partitions_from_cluster(args: argparse.Namespace) -> List[Partition]:
+def partitions_from_cluster(args: argparse.Namespace) -> Parts:
+    """The metadata topic's partitions, each read when a command iterates its records, in order,
+    with one consumer: memory holds what a command keeps of a partition, never the topic."""
     from ._kafka import Cluster  # imported when a cluster is read (a file scan never is)
 
     cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
     try:
-        parts = cluster.partitions(METADATA_TOPIC)
-        if parts is None:
+        numbers = cluster.partitions(METADATA_TOPIC)
+        if numbers is None:
             raise FileNotFoundError(f"topic {METADATA_TOPIC} does not exist on {args.bootstrap_server}")
-        out = {p: Partition(f"{METADATA_TOPIC}-{p}") for p in parts}
-        reader = cluster.read(METADATA_TOPIC, parts, not args.no_progress, desc=f"Reading {METADATA_TOPIC}")
-        for r in reader:
-            out[r.partition].records.append((r.offset, r.timestamp, r.key, r.value))
-        for p, part in out.items():
-            part.bytes = reader.bytes_read.get(p, 0)
-            part.read_to_end = reader.read_to_end.get(p, False)
-        return [out[p] for p in parts]
-    finally:
+    except BaseException:
         cluster.close()
+        raise
+    reader = cluster.read(METADATA_TOPIC, numbers, not args.no_progress, desc=f"Reading {METADATA_TOPIC}")
+    pairs = reader.each_partition()
+    parts = Parts()
+
+    def stream(part: Partition, p: int) -> Callable[[], Iterator[Rec]]:
+        def records() -> Iterator[Rec]:
+            q, recs = next(pairs)
+            if q != p:  # commands read partitions in order, each once
+                raise RuntimeError(f"{part.name} read out of order (partition {q} was next)")
+            for r in recs:
+                yield (r.offset, r.timestamp, r.key, r.value)
+            part.bytes, part.read_to_end = reader.bytes_read.get(p, 0), reader.read_to_end.get(p, False)
+            if p == numbers[-1]:
+                parts.close()
+        return records
+
+    for p in numbers:
+        part = Partition(f"{METADATA_TOPIC}-{p}", read_to_end=False)
+        part.stream = stream(part, p)
+        parts.append(part)
+
+    def close() -> None:
+        pairs.close()
+        cluster.close()
+    parts._close = close  # type: ignore[attr-defined]
+    return parts
 
 
-def load(args: argparse.Namespace) -> List[Partition]:
+def load(args: argparse.Namespace) -> Parts:
     if args.bootstrap_server:
         if args.files:
             raise ValueError("give files or --bootstrap-server, not both")
         return partitions_from_cluster(args)
     if not args.files:
         raise ValueError("give segment files or directories, or --bootstrap-server")
-    return partitions_from_files(args.files)
+    return Parts(partitions_from_files(args.files))
 
 
 def _chunks(records: Iterable[Rec]) -> Iterator[List[Rec]]:
@@ -206,7 +244,7 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
     text, docs = [], []
     for part in parts:
         ins = Inspector()
-        doc: Dict[str, Any] = {"partition": part.name, "readToEnd": part.read_to_end}
+        doc: Dict[str, Any] = {"partition": part.name}
         if part.files:
             listings = []
             for f in part.files:
@@ -220,7 +258,7 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
         else:
             lines = [f"Dumping {part.name} (live, {args.bootstrap_server})"]
             records = []
-            for r in part.records:
+            for r in part.iter_records():
                 ins.push(*r)
                 if args.json:
                     records.append(_record_json(r))
@@ -228,6 +266,7 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
                     lines.append(_native.record_line(*r))
             text.append("\n".join(lines) + "\n")
             doc["records"] = records
+        doc["readToEnd"] = part.read_to_end
         report = ins.finish()
         text.append(f"{part.name}:\n{report.text}")
         doc["inspection"] = report.data
@@ -261,22 +300,27 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         levels: List[Tuple[int, str]] = []
         bad_keys: List[Tuple[int, str]] = []
         last_ts = 0
-        if part.files:  # natively: only null keys and what replay did not simply apply come back
-            findings = []
-            for f in part.files:  # each null key only for --json, which lists them
-                nulls, found, last = ins.scan_path(f, args.json)  # read natively: no bytes object
-                null_keys += nulls
-                findings += [(o, a) for o, _, a in found]
-                last_ts = max(last_ts, last)
+        # Natively, in chunks: only what a scan lists comes back, the first LIST of each kind (all
+        # of them for --json, which lists them, and each null key only then), and the counts.
+        limit = None if args.json else LIST
+        findings: List[Tuple[int, Any]] = []
+        found = [0] * len(SCAN_KINDS)
+
+        def add(result: Any) -> None:
+            nonlocal last_ts
+            nulls, listed, last, counts = result
+            null_keys.extend(nulls)
+            findings.extend((o, a) for o, _, a in listed)
+            last_ts = max(last_ts, last)
+            for i, n in enumerate(counts):
+                found[i] += n
+        if part.files:
+            for f in part.files:
+                add(ins.scan_path(f, args.json, limit))  # read in chunks by the binding: no bytes object
                 bar.update(f.stat().st_size)
         else:
-            findings = []
             for chunk in _chunks(part.iter_records()):
-                for (offset, ts, key, _), a in zip(chunk, ins.push_many(chunk)):
-                    last_ts = max(last_ts, ts)
-                    if key is None:
-                        null_keys.append((offset, ts))
-                    findings.append((offset, a))
+                add(ins.scan_records(chunk, args.json, limit))
         for offset, a in findings:
             if a.skip is SkipKind.TOMBSTONE:
                 tombstones.append((offset, a.detail))
@@ -299,7 +343,7 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
             "stops": [{"file": str(part.files[t["file"]]) if t["file"] < len(part.files) else None, "position": t["position"],
                        "unread": t["unread"], "error": t["error"]} for t in s.stops],
             "byKind": {"nullKey": s.null_key_records, "keyed": s.keyed_records, "tombstones": s.tombstones,
-                       "undecodable": s.undecodable, "levelRecords": len(levels)},
+                       "undecodable": s.undecodable, "levelRecords": found[SCAN_KINDS.index("level_record")]},
             "fatalToPreKip1266Brokers": s.fatal_to_old_brokers,
             "nullKeys": [{"offset": o, "timestamp": t} for o, t in null_keys],
             "tombstones": [{"offset": o, "key": k} for o, k in tombstones],
@@ -324,19 +368,20 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
         for t in doc["stops"]:
             lines.append(f"  NOT READ: {t['file']} from byte {_n(t['position'])} on ({_n(t['unread'])} records): {t['error']['message']}")
         lines.append(f"  by kind: {_n(s.null_key_records)} null-key, {_n(s.keyed_records)} keyed, {_n(s.tombstones)} tombstones, "
-                     f"{_n(s.undecodable)} undecodable, {_n(len(levels))} level records")
+                     f"{_n(s.undecodable)} undecodable, {_n(doc['byKind']['levelRecords'])} level records")
         lines.append(f"  records that would stop a pre-KIP-1266 broker's metadata consumer: {_n(s.fatal_to_old_brokers)}")
         if null_span is not None:
             first, last, oldest, newest = null_span
             lines.append(f"  null-key records: {_n(s.null_key_records)} (offsets {first}-{last}, timestamps {oldest}-{newest})")
-        for o, k in tombstones:
-            lines.append(f"  tombstone at offset {o}: {k}")
-        for o, e in undecodable:
-            lines.append(f"  undecodable value at offset {o}: {e}")
-        for o, lv in levels:
-            lines.append(f"  level record at offset {o}: {lv}")
-        for o, w in bad_keys:
-            lines.append(f"  bad key at offset {o}: {w}")
+        for kind, label, what, items in (("tombstone", "tombstone", "tombstones", tombstones),
+                                          ("undecodable", "undecodable value", "undecodable values", undecodable),
+                                          ("level_record", "level record", "level records", levels),
+                                          ("bad_key", "bad key", "bad keys", bad_keys)):
+            for o, d in items[:LIST]:
+                lines.append(f"  {label} at offset {o}: {d}")
+            more = found[SCAN_KINDS.index(kind)] - min(len(items), LIST)
+            if more > 0:
+                lines.append(f"  ... {_n(more)} more {what} (--json lists them all)")
         lines.append(f"  live segments: {_n(s.live_segments)}, orphaned updates: {_n(len(orphans))}")
         for tp, o in orphans:
             lines.append(f"    orphan {str_tp(tp)} {o.segment_id} {_name(o.state)} at offset {o.offset} (key {o.key})")
@@ -373,15 +418,16 @@ def _stuck(x: Any, now: int) -> Dict[str, Any]:
 # ---------------------------------------------------------------------------------------------- simulate
 def _last_timestamp(part: Partition) -> int:
     """The newest record timestamp of a partition's files (the core's replay reads them)."""
-    ins = Inspector()
-    return max((ins.scan_file(f.read_bytes())[2] for f in part.files), default=0)
+    ins = Inspector(scan_only=True)
+    return max((ins.scan_path(f, False, 0)[2] for f in part.files), default=0)
 
 
-def _preview(part: Partition, config: TopicConfig, at_ms: int) -> CompactionPreview:
-    """The core's compaction model (the one `rlmeta inspect` and the page use) at ``at_ms``."""
-    if part.files:
+def _preview(part: Partition, records: Optional[List[Rec]], config: TopicConfig, at_ms: int) -> CompactionPreview:
+    """The core's compaction model (the one `rlmeta inspect` and the page use) at ``at_ms``, over
+    the partition's files or its ``records``."""
+    if records is None:
         return preview_compaction_files([f.read_bytes() for f in part.files], config, at_ms)
-    return preview_compaction(part.records, config, at_ms)
+    return preview_compaction(records, config, at_ms)
 
 
 SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGTP]?i?B)?\s*$", re.I)
@@ -429,8 +475,9 @@ def cmd_simulate(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str,
         else:
             now = int(time.time() * 1000)
         doc: Dict[str, Any] = {"partition": part.name, "nowMs": now, "moments": []}
+        records = None if part.files else list(part.iter_records())  # one partition's, for both moments
         for label, at in (("now", now), (f"after {_ms(args.after_ms)}", now + args.after_ms)):
-            p = _preview(part, config, at)
+            p = _preview(part, records, config, at)
             if not doc["moments"]:
                 doc["records"], doc["bytes"] = p.records_before, p.bytes_before
                 lines.append(f"{part.name}: {_n(p.records_before)} records, {_bytes(p.bytes_before)}, "
@@ -472,7 +519,7 @@ def cmd_profile(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
                 n = sum(store.apply_file(d) for d in datas)
                 elapsed = time.perf_counter() - t0
             else:
-                batch = [(o, k, v) for o, _, k, v in part.records]
+                batch = [(o, k, v) for o, _, k, v in part.iter_records()]
                 t0 = time.perf_counter()
                 store.apply_many(batch)
                 elapsed = time.perf_counter() - t0
@@ -496,29 +543,36 @@ def cmd_profile(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
 
 # ---------------------------------------------------------------------------------------------- reconcile
 def _ledger(args: argparse.Namespace) -> Tuple[Any, str]:
-    """The metadata, replayed into the core's ledger; raises MetadataError when it cannot be read
-    (or, before a deletion, was not read to its end)."""
+    """The metadata, replayed into the core's ledger one metadata partition at a time; raises
+    MetadataError when it cannot be read (or, before a deletion, was not read to its end)."""
+    where = args.bootstrap_server or ", ".join(args.files)
     try:
         parts = load(args)
     except ValueError:
         raise
     except Exception as e:
-        where = args.bootstrap_server or ", ".join(args.files)
         raise _reconcile.MetadataError(f"cannot read {METADATA_TOPIC} from {where}: {type(e).__name__}: {e}") from e
     if not parts:
         raise _reconcile.MetadataError(f"no {METADATA_TOPIC} partition found in {', '.join(args.files)}")
+    ledger = _native.Ledger()
+    try:
+        for part in parts:
+            if part.files:
+                for f in part.files:
+                    ledger.apply_file(f.read_bytes())
+            else:
+                for chunk in _chunks(part.iter_records()):
+                    ledger.apply_many([(o, k, v) for o, _, k, v in chunk])
+    except ValueError:
+        raise
+    except Exception as e:
+        raise _reconcile.MetadataError(f"cannot read {METADATA_TOPIC} from {where}: {type(e).__name__}: {e}") from e
+    finally:
+        parts.close()
     unread = _unread_note(parts)
     if unread:
         raise _reconcile.MetadataError(f"{METADATA_TOPIC} not read to its end within --timeout-ms: {', '.join(unread)} "
                                        "(a partial history would call live segments' objects orphaned)")
-    ledger = _native.Ledger()
-    for part in parts:
-        if part.files:
-            for f in part.files:
-                ledger.apply_file(f.read_bytes())
-        else:
-            for chunk in _chunks(part.iter_records()):
-                ledger.apply_many([(o, k, v) for o, _, k, v in chunk])
     source = (f"{METADATA_TOPIC} on {args.bootstrap_server}" if args.bootstrap_server else f"{len(parts)} metadata partition(s) from files")
     return ledger, f"{source} ({ledger.records()} records)"
 
@@ -665,10 +719,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         from .__main__ import main as value_main
 
         return value_main([args.command, args.hex if args.command == "decode" else args.json])
+    parts = Parts()
     try:
-        if args.command == "simulate" and not args.files and not args.bootstrap_server:
-            parts: List[Partition] = []
-        else:
+        if not (args.command == "simulate" and not args.files and not args.bootstrap_server):
             parts = load(args)
         text, doc = COMMANDS[args.command](args, parts)
     except _security_errors() as e:
@@ -683,6 +736,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Exception as e:  # the cluster could not be read
         print(f"rlmeta {args.command}: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
+    finally:
+        parts.close()
     unread = _unread_note(parts)
     if args.json:
         if unread:

@@ -487,8 +487,18 @@ impl<'a> Batch<'a> {
 
 /// Checks the framing of the entry at the start of `bytes` and returns exactly its bytes.
 fn frame_entry(bytes: &[u8], position: usize) -> Result<&[u8]> {
-    let left = bytes.len();
-    if left < LOG_OVERHEAD {
+    let size = entry_extent(bytes, position, bytes.len())?;
+    Ok(&bytes[..size])
+}
+
+/// The size of the entry at `position` of a file with `left` bytes from there on, of which
+/// `head` holds the first (at least [`LOG_OVERHEAD`] of them when `left` has that many): the
+/// framing rule of [`Batches`] for hosts that read a file in chunks and must know how many bytes
+/// the next entry takes before they have them. The error is the one a walk of the whole image
+/// gives there (a cut header or entry, a length below the minimum).
+pub fn entry_extent(head: &[u8], position: usize, left: usize) -> Result<usize> {
+    let header = head.get(..LOG_OVERHEAD).filter(|_| left >= LOG_OVERHEAD);
+    let Some(header) = header else {
         return Err(Error::at(
             ErrorKind::Truncated,
             position,
@@ -497,8 +507,8 @@ fn frame_entry(bytes: &[u8], position: usize) -> Result<&[u8]> {
                 "{left} invalid bytes at the end: an entry needs at least {LOG_OVERHEAD} bytes"
             ),
         ));
-    }
-    let length = be_i32(bytes, at::LENGTH);
+    };
+    let length = be_i32(header, at::LENGTH);
     if length < MIN_ENTRY_LENGTH {
         return Err(Error::at(
             ErrorKind::Corrupt,
@@ -512,8 +522,8 @@ fn frame_entry(bytes: &[u8], position: usize) -> Result<&[u8]> {
         ));
     }
     let size = LOG_OVERHEAD + length as usize;
-    bytes.get(..size).ok_or_else(|| {
-        Error::at(
+    if size > left {
+        return Err(Error::at(
             ErrorKind::Truncated,
             position,
             "length",
@@ -521,8 +531,9 @@ fn frame_entry(bytes: &[u8], position: usize) -> Result<&[u8]> {
                 "{left} invalid bytes at the end: the entry at byte {position} declares {size} \
                  bytes, only {left} are left"
             ),
-        )
-    })
+        ));
+    }
+    Ok(size)
 }
 
 /// Iterates the batches of a file image with the default [`ReadOptions`] (CRCs verified).

@@ -25,6 +25,27 @@ pub fn check_batches(data: &[u8]) -> Result<(), String> {
     if walk.position() > data.len() {
         return Err("walk went past the end".into());
     }
+    check_scan_chunks(data)
+}
+
+/// For any input: a scan fed the image in chunks (of a size the input picks) answers exactly as a
+/// scan of the whole image: the same file scan and summary (`inspect::Inspector::scan_push`).
+pub fn check_scan_chunks(data: &[u8]) -> Result<(), String> {
+    use crate::inspect::{Inspector, ScanOptions};
+    let chunk = 1 + usize::from(data.first().copied().unwrap_or(0) % 29);
+    let mut whole = Inspector::for_scan();
+    let expected = whole.scan_file_with(data, ScanOptions::all(true));
+    let mut fed = Inspector::for_scan();
+    fed.scan_begin(data.len(), ScanOptions::all(true));
+    for c in data.chunks(chunk) {
+        fed.scan_push(c);
+    }
+    if fed.scan_end() != expected {
+        return Err(format!("a scan fed in chunks of {chunk} answers otherwise"));
+    }
+    if fed.finish().summary != whole.finish().summary {
+        return Err(format!("a scan fed in chunks of {chunk} sums up otherwise"));
+    }
     Ok(())
 }
 
