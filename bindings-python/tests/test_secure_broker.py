@@ -199,24 +199,49 @@ def _refused(capsys, command, op, res, rc, out, err):
     assert f"{res[0].capitalize()}:{res[1]}" in err, err
 
 
+def _store(env):
+    """A local remote store (Aiven's layout) holding one segment's object that no metadata names
+    (orphaned) and one object no layout names (unmatched)."""
+    store = env.tmp / "store"
+    seg = store / "orders-ASNFZ4mrze_-3LqYdlQyEA" / "0" / "00000000000000099999-c2VjdXJlLW9ycGhhbmVkAA.log"
+    seg.parent.mkdir(parents=True, exist_ok=True)
+    seg.write_bytes(b"x" * 100)
+    (store / "README.txt").write_text("left by an operator")
+    return str(store)
+
+
 @pytest.mark.parametrize("command,principal,user", [
     ("scan", "User:scanner", "scanner"), ("inspect", "User:scanner", "scanner"), ("profile", "User:scanner", "scanner"),
-    ("simulate", "User:scanner", "scanner"), ("check", "User:checker", "checker"),
+    ("simulate", "User:scanner", "scanner"), ("reconcile", "User:scanner", "scanner"), ("check", "User:checker", "checker"),
 ])
 def test_least_privilege_acls_of_reading_commands(env, capsys, command, principal, user):
-    acls = ACLS["scan" if command in ("scan", "inspect", "profile") else command]
+    acls = ACLS["scan" if command in ("scan", "inspect", "profile", "reconcile") else command]
     # (a small projection: the default, 1TB/day over 12 months, takes minutes)
     extra = ["--topic-configs", "--months", "1", "--upload-rate", "20GB"] if command == "simulate" else []
+    extra = ["--store", _store(env)] if command == "reconcile" else extra
     cfg = env.config("scram512-pem", user)
     env.grant_exactly(principal, acls)
     rc, out, err = run(capsys, command, env.b.sasl_bootstrap, cfg, *extra)
     assert rc == 0, err[-1500:]
     if command == "simulate":  # the live topic's own configs were modelled
         assert json.loads(out)["config"]["cleanup_policy"] == "delete" and json.loads(out)["partitions"][0]["records"] == env.records
+    if command == "reconcile":  # the whole topic was read, and the store listed
+        doc = json.loads(out)
+        assert doc["metadata"].endswith(f"({env.records} records)"), doc["metadata"]
+        assert doc["summary"]["unmatched"]["objects"] == 1 and doc["summary"]["orphaned"]["objects"] == 1, doc["summary"]
     for missing in acls:
         env.grant_exactly(principal, [a for a in acls if a != missing])
         _refused(capsys, command, *missing, *run(capsys, command, env.b.sasl_bootstrap, cfg, *extra))
     env.grant_exactly(principal, acls)
+
+
+def test_reconcile_over_mtls(env, capsys):
+    """``rlmeta reconcile`` reads the topic as an mTLS principal holding READ alone."""
+    env.grant_exactly("User:CN=mtls-ops", ACLS["scan"])
+    rc, out, err = run(capsys, "reconcile", env.b.ssl_bootstrap, env.config("mtls-p12"), "--store", _store(env))
+    env.grant_exactly("User:CN=mtls-ops", ACLS["check"])
+    assert rc == 0, err[-1500:]
+    assert json.loads(out)["metadata"].endswith(f"({env.records} records)")
 
 
 def test_least_privilege_acls_of_upgrade_to_v1(env, capsys):

@@ -224,6 +224,25 @@ scale-data: plugin
 bench-tools-scale: py-install
 	tools/bench/tools-scale.sh
 
+# bench-scale (issue 30): the bootstrap benchmark at a production size: SCALE records (1M, 3M, 10M or a
+# number) for SCALE_PARTITIONS user partitions of which the RLMM hosts SCALE_HOSTED; stock TBRLMM, the
+# plugin and a bare consumer on the append-only topic, then the plugin and the bare consumer on the
+# keyed topic after Kafka's cleaner; start-up, retained heap, native memory and lookup latency per
+# round, and every hosted partition's answers against the stock manager's (a measurement; fails only on
+# a wrong answer). Results: build/bench-scale-$(SCALE).log.
+SCALE ?= 1M
+SCALE_PARTITIONS ?= 10000
+SCALE_HOSTED ?= 2000
+SCALE_ROUNDS ?= 3
+SCALE_N = $(subst M,000000,$(subst k,000,$(SCALE)))
+.PHONY: bench-scale
+bench-scale: plugin
+	@rm -rf $(CLUSTER_REPORTS)
+	@RLMETA_CLUSTER_TIMEOUT=7200 $(CLUSTER_DIR)/run.sh BootstrapBenchmark $(PLUGIN_JAR) -Drlmeta.bench.records=$(SCALE_N) \
+	  -Drlmeta.bench.partitions=$(SCALE_PARTITIONS) -Drlmeta.bench.hosted=$(SCALE_HOSTED) -Drlmeta.bench.rounds=$(SCALE_ROUNDS) \
+	  -Drlmeta.test.heap=6g "-Drlmeta.test.jvm=-Xms6g -XX:+AlwaysPreTouch" 2>&1 | tee $(BUILD)/bench-scale-$(SCALE).log \
+	  | grep '^\[bench\]\|^\[cluster\]\|FAIL\|ERROR\]'
+
 .PHONY: bench-plugin
 bench-plugin: plugin
 	@rm -rf $(CLUSTER_REPORTS)

@@ -55,13 +55,35 @@ import dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager;
  * are summarized. isReady() is polled every millisecond. For the plugin, its start timeline splits
  * the time into the clients' start (configure() to the consumer's positions known) and the replay
  * (positions to every partition initialized). The floor: a bare KafkaConsumer with the plugin's
- * consumer settings (max.poll.records 5000) reading the compacted topic to its end (no RLMM, no core), timed the same way.
+ * consumer settings (max.poll.records 5000) reading the compacted topic to its end (no RLMM, no core), timed the same way,
+ * and the same on the append-only topic.
+ *
+ * <p>At scale (make bench-scale, issue 30): `rlmeta.bench.partitions` user partitions in the
+ * history, of which the RLMM hosts the first `rlmeta.bench.hosted` (the rest are the records of
+ * partitions a broker does not host, which it reads all the same). Each round also measures the
+ * heap the instance retains (used heap after full GCs, before and after) and the anonymous memory
+ * the process gains outside the heap (RssAnon; the benchmark JVM's heap is fixed and pre-touched,
+ * so that is native memory, metaspace and threads), both per hosted live segment; the latency of
+ * remoteLogSegmentMetadata on hosted partitions from a second thread while the bootstrap runs and
+ * for 2 s after (p50, p99, max; calls answered "not available" are counted and timed too); and,
+ * for correctness, every hosted partition's answers (segment lists, highestOffsetForEpoch,
+ * remoteLogSegmentMetadata at offset 0 and at each live segment's start, middle, end and one past
+ * it) against the first stock round's: a difference fails the run. The stock round itself must list
+ * exactly the live segments the history leaves.
  */
 class BootstrapBenchmark {
     static final String META = "__remote_log_metadata";
     static final int META_PARTITIONS = 50;
-    static final int USER_PARTITIONS = 500;
+    /** User partitions in the history (a multiple of 50), and how many of them the RLMM hosts. */
+    static final int USER_PARTITIONS = Integer.getInteger("rlmeta.bench.partitions", 500);
+    static final int HOSTED = Integer.getInteger("rlmeta.bench.hosted", USER_PARTITIONS);
+    /** How many partitions the round under way hosts (HOSTED, or a quarter of it for the memory slope). */
+    static int hostedNow = HOSTED;
+    /** By RLMM class: {live segments, bytes (retained heap + anonymous memory outside it)} of its last round. */
+    static final Map<Class<?>, long[]> lastMemory = new HashMap<>();
     static final int LIVE_PER_PARTITION = 20;
+    /** Every hosted partition's answers from the first stock round: what each plugin round must give. */
+    static Map<TopicIdPartition, String> stockAnswers;
 
     static final int ROUNDS = Integer.getInteger("rlmeta.bench.rounds", 5);
     static KafkaCluster c;
@@ -116,6 +138,36 @@ class BootstrapBenchmark {
             }
         }
         return n;
+    }
+
+    /** A send callback that keeps the first failure: a history with a lost record is no benchmark. */
+    static final class Sent implements org.apache.kafka.clients.producer.Callback {
+        final java.util.concurrent.atomic.AtomicReference<Exception> failed = new java.util.concurrent.atomic.AtomicReference<>();
+
+        @Override
+        public void onCompletion(RecordMetadata m, Exception e) {
+            if (e != null) {
+                failed.compareAndSet(null, e);
+            }
+        }
+
+        void check() {
+            if (failed.get() != null) {
+                throw new AssertionError("a record of the history was not written", failed.get());
+            }
+        }
+    }
+
+    /** Waits until every metadata partition has a leader (a send to one without would wait, then expire). */
+    static void awaitLeaders(Admin admin) {
+        KafkaCluster.await(META + "'s leaders", Duration.ofSeconds(120), () -> {
+            try {
+                var d = admin.describeTopics(List.of(META)).allTopicNames().get().get(META);
+                return d.partitions().size() == META_PARTITIONS && d.partitions().stream().allMatch(i -> i.leader() != null);
+            } catch (Exception e) {
+                return false;
+            }
+        });
     }
 
     static KafkaProducer<byte[], byte[]> producer() {
@@ -328,9 +380,11 @@ class BootstrapBenchmark {
         }
     }
 
-    /** Seconds from start() to isReady() for every partition. */
+    /** Seconds from start() to isReady() for every hosted partition. */
     static double bootstrap(String name, RemoteLogMetadataManager rlmm, List<TopicIdPartition> tps) throws Exception {
+        List<TopicIdPartition> hosted = tps.subList(0, hostedNow);
         Map<String, Object> configs = rlmmConfigs(name);
+        long[] before = memory();
         long t0 = System.nanoTime();
         rlmm.configure(configs);
         try {
@@ -338,29 +392,202 @@ class BootstrapBenchmark {
         } catch (NoSuchMethodException e) {
             // the plugin starts in configure()
         }
-        rlmm.onPartitionLeadershipChanges(new HashSet<>(tps), Set.of());
-        double secs = awaitReady(name + " ready for all partitions", t0, () -> tps.stream().allMatch(rlmm::isReady));
-        long live = 0;
-        List<String> unexpected = new ArrayList<>();
-        for (TopicIdPartition tp : tps.subList(0, 10)) {
-            var it = rlmm.listRemoteLogSegments(tp);
-            while (it.hasNext()) {
-                RemoteLogSegmentMetadata m = it.next();
-                live++;
-                if (m.startOffset() / 10_000 < segmentsPerPartition - LIVE_PER_PARTITION
-                        || m.state() != RemoteLogSegmentState.COPY_SEGMENT_FINISHED) {
-                    unexpected.add(tp.topic() + "-" + tp.partition() + " segment #" + m.startOffset() / 10_000 + " "
-                            + m.state());
+        rlmm.onPartitionLeadershipChanges(new HashSet<>(hosted), Set.of());
+        Lookups lookups = new Lookups(rlmm, hosted);
+        lookups.start();
+        double secs = awaitReady(name + " ready for all hosted partitions", t0, () -> hosted.stream().allMatch(rlmm::isReady));
+        lookups.ready();
+        Thread.sleep(2000);
+        lookups.finish();
+        long[] after = memory();
+        Map<TopicIdPartition, String> answers = answers(rlmm, hosted);
+        rlmm.close();
+        long live = answers.values().stream().mapToLong(a -> a.chars().filter(ch -> ch == '\n').count()).sum();
+        double heapMb = (after[0] - before[0]) / 1048576.0;
+        lastMemory.put(rlmm.getClass(), new long[] {live, after[0] - before[0] + (after[1] - before[1]) * 1024});
+        double outsideMb = (after[1] - before[1]) / 1024.0;
+        say("%s: ready for %d hosted partitions (of %d in the history) in %.3f s; %d live segments; retained heap %.1f MB, "
+                + "anonymous memory outside the heap +%.1f MB: %.0f bytes per hosted live segment beyond the fixed cost; "
+                + "lookups during the bootstrap %s; after %s (load %s)", name, hosted.size(), tps.size(), secs, live, heapMb,
+                outsideMb, (after[0] - before[0] + (after[1] - before[1]) * 1024.0 - fixedCost.getOrDefault(rlmm.getClass(), 0L))
+                        / Math.max(1, live), lookups.during.line(), lookups.after.line(), load());
+        if (stockAnswers == null && rlmm instanceof TopicBasedRemoteLogMetadataManager) {
+            // the stock manager lists exactly the generator's live segments: the reference holds
+            if (live != (long) LIVE_PER_PARTITION * hosted.size()) {
+                Map<String, Long> off = new java.util.TreeMap<>();
+                answers.forEach((tp, a) -> {
+                    long n = a.chars().filter(ch -> ch == '\n').count();
+                    if (n != LIVE_PER_PARTITION) {
+                        off.put(tp.toString(), n);
+                    }
+                });
+                throw new AssertionError(name + " lists " + live + " live segments, the history leaves "
+                        + (long) LIVE_PER_PARTITION * hosted.size() + "; partitions listing another number: " + off);
+            }
+            stockAnswers = answers;
+        } else if (stockAnswers != null) {
+            List<String> differ = new ArrayList<>();
+            if (!stockAnswers.keySet().containsAll(hosted)) {
+                return secs; // a smaller round than the reference's (the memory slope): compared in the full rounds
+            }
+            for (TopicIdPartition tp : hosted) {
+                if (!stockAnswers.get(tp).equals(answers.get(tp))) {
+                    differ.add(tp + ": stock\n" + stockAnswers.get(tp) + "this\n" + answers.get(tp));
                 }
             }
+            if (!differ.isEmpty()) {
+                throw new AssertionError(name + " answers otherwise than the stock manager on " + differ.size()
+                        + " hosted partition(s); the first: " + differ.get(0));
+            }
+            say("%s: answers equal the stock manager's on all %d hosted partitions (segment lists, "
+                    + "highestOffsetForEpoch, remoteLogSegmentMetadata at %d offsets)", name, hosted.size(), lookupsCompared(answers));
         }
-        if (!unexpected.isEmpty()) {
-            say("%s: UNEXPECTED segments listed (deleted in the history, or not finished): %s", name, unexpected);
-        }
-        rlmm.close();
-        say("%s: ready for %d partitions in %.3f s (%d live segments in the first 10 partitions; load %s)", name,
-                tps.size(), secs, live, load());
         return secs;
+    }
+
+    /** Bytes an instance of each RLMM class holds with no partition (its clients and threads), by class. */
+    static final Map<Class<?>, Long> fixedCost = new HashMap<>();
+
+    /** The fixed cost of an RLMM: started, told of no partition, given 3 s, measured, closed. */
+    static void idle(String name, RemoteLogMetadataManager rlmm) throws Exception {
+        long[] before = memory();
+        rlmm.configure(rlmmConfigs(name + " idle"));
+        try {
+            rlmm.getClass().getMethod("onBrokerReady").invoke(rlmm);
+        } catch (NoSuchMethodException e) {
+            // the plugin starts in configure()
+        }
+        rlmm.onPartitionLeadershipChanges(Set.of(), Set.of());
+        Thread.sleep(3000);
+        long[] after = memory();
+        rlmm.close();
+        long bytes = after[0] - before[0] + (after[1] - before[1]) * 1024;
+        fixedCost.put(rlmm.getClass(), bytes);
+        say("%s, hosting nothing: retained heap %.1f MB, anonymous memory outside the heap +%.1f MB (its fixed cost)", name,
+                (after[0] - before[0]) / 1048576.0, (after[1] - before[1]) / 1024.0);
+    }
+
+    /** Heap used after a full GC, and the process's anonymous resident memory (kB; with a
+     * pre-touched fixed heap, what grows there lies outside the heap: native memory, metaspace). */
+    static long[] memory() throws Exception {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(100);
+        }
+        long heap = java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        long anon = 0;
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("RssAnon:")) {
+                anon = Long.parseLong(line.replaceAll("[^0-9]", ""));
+            }
+        }
+        return new long[] {heap, anon};
+    }
+
+    /**
+     * What an RLMM answers for each hosted partition, as text: every listed segment (id, offsets,
+     * state, leader epochs), highestOffsetForEpoch(0), and remoteLogSegmentMetadata(0, offset) at
+     * offset 0 and at each live segment's start, middle, end and one past it.
+     */
+    static Map<TopicIdPartition, String> answers(RemoteLogMetadataManager rlmm, List<TopicIdPartition> hosted) throws Exception {
+        Map<TopicIdPartition, String> out = new HashMap<>();
+        for (TopicIdPartition tp : hosted) {
+            StringBuilder sb = new StringBuilder();
+            List<RemoteLogSegmentMetadata> listed = new ArrayList<>();
+            rlmm.listRemoteLogSegments(tp).forEachRemaining(listed::add);
+            // compared as a set: the stock manager lists in its map's order, the plugin by start offset
+            listed.sort(java.util.Comparator.comparingLong(RemoteLogSegmentMetadata::startOffset)
+                    .thenComparing(m -> m.remoteLogSegmentId().id().toString()));
+            List<Long> offsets = new ArrayList<>(List.of(0L));
+            for (RemoteLogSegmentMetadata m : listed) {
+                sb.append(m.remoteLogSegmentId().id()).append(' ').append(m.startOffset()).append(' ').append(m.endOffset())
+                        .append(' ').append(m.state()).append(' ').append(new java.util.TreeMap<>(m.segmentLeaderEpochs())).append('\n');
+                offsets.addAll(List.of(m.startOffset(), (m.startOffset() + m.endOffset()) / 2, m.endOffset(), m.endOffset() + 1));
+            }
+            sb.append("highest@0 ").append(rlmm.highestOffsetForEpoch(tp, 0)).append(" lookups");
+            for (long o : offsets) {
+                sb.append(' ').append(rlmm.remoteLogSegmentMetadata(tp, 0, o).map(m -> m.remoteLogSegmentId().id().toString())
+                        .orElse("-"));
+            }
+            out.put(tp, sb.toString());
+        }
+        return out;
+    }
+
+    static long lookupsCompared(Map<TopicIdPartition, String> answers) {
+        return answers.values().stream().mapToLong(a -> a.substring(a.indexOf(" lookups")).split(" ").length - 2).sum();
+    }
+
+    /** Latencies in microseconds: p50, p99, max, and how many calls answered "not available". */
+    static final class Latencies {
+        final long[] micros = new long[1 << 20];
+        int n;
+        long notReady;
+
+        void add(long nanos, boolean ready) {
+            if (n < micros.length) {
+                micros[n++] = nanos / 1000;
+            }
+            if (!ready) {
+                notReady++;
+            }
+        }
+
+        String line() {
+            if (n == 0) {
+                return "none";
+            }
+            long[] s = java.util.Arrays.copyOf(micros, n);
+            java.util.Arrays.sort(s);
+            return String.format("%d calls (%d not available): p50 %d us, p99 %d us, max %d us", n, notReady, s[n / 2],
+                    s[Math.min(n - 1, (int) (n * 0.99))], s[n - 1]);
+        }
+    }
+
+    /** A thread that looks segments up on hosted partitions while the RLMM bootstraps, and after. */
+    static final class Lookups extends Thread {
+        final RemoteLogMetadataManager rlmm;
+        final List<TopicIdPartition> hosted;
+        final Latencies during = new Latencies();
+        final Latencies after = new Latencies();
+        volatile boolean ready;
+        volatile boolean done;
+
+        Lookups(RemoteLogMetadataManager rlmm, List<TopicIdPartition> hosted) {
+            super("bench-lookups");
+            this.rlmm = rlmm;
+            this.hosted = hosted;
+            setDaemon(true);
+        }
+
+        void ready() {
+            ready = true;
+        }
+
+        void finish() throws InterruptedException {
+            done = true;
+            join(10_000);
+        }
+
+        @Override
+        public void run() {
+            java.util.Random r = new java.util.Random(7);
+            while (!done) {
+                TopicIdPartition tp = hosted.get(r.nextInt(hosted.size()));
+                long offset = (segmentsPerPartition - 1 - r.nextInt(LIVE_PER_PARTITION)) * 10_000L + r.nextInt(10_000);
+                Latencies l = ready ? after : during;
+                long t = System.nanoTime();
+                boolean answered;
+                try {
+                    rlmm.remoteLogSegmentMetadata(tp, 0, offset);
+                    answered = true;
+                } catch (Exception e) {
+                    answered = false; // not available yet (either manager), or any refusal
+                }
+                l.add(System.nanoTime() - t, answered);
+                java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+            }
+        }
     }
 
     @Test
@@ -377,17 +604,23 @@ class BootstrapBenchmark {
                     .configs(Map.of("cleanup.policy", "delete", "retention.ms", "-1")))).all().get(60, TimeUnit.SECONDS);
             long t0 = System.nanoTime();
             long n;
+            awaitLeaders(admin);
             try (KafkaProducer<byte[], byte[]> p = producer()) {
+                Sent sent = new Sent();
                 n = history(tps, target, (tp, e) -> p.send(new ProducerRecord<>(META,
                         RlMeta.metadataPartition(tp.topicId().toString(), tp.partition(), META_PARTITIONS), null,
-                        serde.serialize(e))));
+                        serde.serialize(e)), sent));
                 p.flush();
+                sent.check();
             }
             long[] disk = onDisk();
             say("append-only history: %d records (null keys, version 0) for %d user partitions written in %.1f s; "
                     + "%d bytes in %d segment files", n, tps.size(), (System.nanoTime() - t0) / 1e9, disk[0], disk[1]);
+            idle("stock TBRLMM", new TopicBasedRemoteLogMetadataManager());
+            idle("plugin", new RlmetaRemoteLogMetadataManager());
             Rounds stock = new Rounds("stock TBRLMM, append-only");
             Rounds pluginAppend = new Rounds("plugin, append-only");
+            Rounds floorAppend = new Rounds("floor: a bare KafkaConsumer reading the append-only topic to its end");
             for (int i = 0; i < ROUNDS; i++) {
                 if (i % 2 == 0) {
                     round(stock, new TopicBasedRemoteLogMetadataManager(), tps);
@@ -396,9 +629,26 @@ class BootstrapBenchmark {
                     round(pluginAppend, new RlmetaRemoteLogMetadataManager(), tps);
                     round(stock, new TopicBasedRemoteLogMetadataManager(), tps);
                 }
+                floorAppend.loads.add(load());
+                floorAppend.secs.add(bareRead(n));
             }
             say("%s", stock.line());
             say("%s", pluginAppend.line());
+            say("%s", floorAppend.line());
+            // the memory slope: the same bootstrap hosting a quarter of the partitions; what a hosted live
+            // segment costs is the difference over the difference in live segments (the clients' buffers,
+            // threads and caches cancel out)
+            for (RemoteLogMetadataManager rlmm : List.<RemoteLogMetadataManager>of(new TopicBasedRemoteLogMetadataManager(),
+                    new RlmetaRemoteLogMetadataManager())) {
+                long[] full = lastMemory.get(rlmm.getClass());
+                hostedNow = HOSTED / 4;
+                bootstrap(rlmm.getClass().getSimpleName() + " hosting " + hostedNow, rlmm, tps);
+                hostedNow = HOSTED;
+                long[] quarter = lastMemory.get(rlmm.getClass());
+                say("memory slope of %s: %.0f bytes per hosted live segment ((%.1f MB - %.1f MB) / (%d - %d) segments)",
+                        rlmm.getClass().getSimpleName(), (double) (full[1] - quarter[1]) / (full[0] - quarter[0]),
+                        full[1] / 1048576.0, quarter[1] / 1048576.0, full[0], quarter[0]);
+            }
 
             // 2. the keyed history the plugin's planner writes at level 2, compacted by Kafka's cleaner
             admin.deleteTopics(List.of(META)).all().get(60, TimeUnit.SECONDS);
@@ -416,6 +666,7 @@ class BootstrapBenchmark {
                     "cleanup.policy", "delete", "retention.ms", "-1", "segment.bytes", "1048576", "min.cleanable.dirty.ratio", "0",
                     "delete.retention.ms", "0", "min.compaction.lag.ms", "0", "segment.ms", "15000"))))
                     .all().get(60, TimeUnit.SECONDS);
+            awaitLeaders(admin);
             t0 = System.nanoTime();
             long planned = 0;
             try (KafkaProducer<byte[], byte[]> p = producer(); MetadataStore store = new MetadataStore()) {
@@ -431,13 +682,14 @@ class BootstrapBenchmark {
                     nextOffset[mp]++;
                 }
                 long[] count = {0};
+                Sent keyedSent = new Sent();
                 history(tps, target, (tp, e) -> {
                     int mp = RlMeta.metadataPartition(tp.topicId().toString(), tp.partition(), META_PARTITIONS);
                     PlannedRecords plan = store.plan(serde.serialize(e), 0, 2);
                     for (int i = 0; i < plan.size(); i++) {
                         byte[] k = plan.keys[i];
                         byte[] v = plan.values[i];
-                        p.send(new ProducerRecord<>(META, mp, k, v));
+                        p.send(new ProducerRecord<>(META, mp, k, v), keyedSent);
                         byte[] data = new byte[k.length + (v == null ? 0 : v.length)];
                         System.arraycopy(k, 0, data, 0, k.length);
                         if (v != null) {
@@ -449,6 +701,7 @@ class BootstrapBenchmark {
                     }
                 });
                 p.flush();
+                keyedSent.check();
                 planned = count[0];
                 // roll every active segment (segment.ms) so that the cleaner may clean all the history
                 Thread.sleep(16_000);
@@ -490,15 +743,18 @@ class BootstrapBenchmark {
             }
             say("%s", stock.line());
             say("%s", pluginAppend.line());
+            say("%s", floorAppend.line());
             say("%s", pluginCompacted.line());
             say("%s", floor.line());
             say("summary: records %d append-only -> %d keyed -> %d compacted (%.1fx fewer than append-only); bootstrap "
                     + "median (best) stock %.3f s (%.3f), plugin on the same topic %.3f s (%.3f): %.1fx (%.1fx), plugin on "
-                    + "the compacted topic %.3f s (%.3f): %.1fx (%.1fx); the bare consumer's floor %.3f s (%.3f)",
+                    + "the compacted topic %.3f s (%.3f): %.1fx (%.1fx); the bare consumer's floor %.3f s (%.3f) on the "
+                    + "compacted topic, %.3f s (%.3f) on the append-only one; plugin/floor %.2fx append-only, %.2fx compacted",
                     n, planned, kept, (double) n / kept, stock.median(), stock.best(), pluginAppend.median(),
                     pluginAppend.best(), stock.median() / pluginAppend.median(), stock.best() / pluginAppend.best(),
                     pluginCompacted.median(), pluginCompacted.best(), stock.median() / pluginCompacted.median(),
-                    stock.best() / pluginCompacted.best(), floor.median(), floor.best());
+                    stock.best() / pluginCompacted.best(), floor.median(), floor.best(), floorAppend.median(),
+                    floorAppend.best(), pluginAppend.median() / floorAppend.median(), pluginCompacted.median() / floor.median());
         } finally {
             c.close();
         }
