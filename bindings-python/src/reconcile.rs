@@ -101,7 +101,8 @@ impl Ledger_ {
     }
 
     /// Classifies `(key, size, last_modified_ms)` objects against this ledger.
-    #[pyo3(signature = (listing, layout, now_ms, grace_ms, metadata_as_of_ms=None))]
+    #[pyo3(signature = (listing, layout, now_ms, grace_ms, metadata_as_of_ms=None, listing_as_of_ms=None))]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one per Params field
     fn reconcile(
         &self,
         py: Python<'_>,
@@ -110,6 +111,7 @@ impl Ledger_ {
         now_ms: i64,
         grace_ms: i64,
         metadata_as_of_ms: Option<i64>,
+        listing_as_of_ms: Option<i64>,
     ) -> PyResult<Result_> {
         let layout = Layout::parse(layout).map_err(|e| crate::to_py_err(py, &e))?;
         let ledger = &self.ledger;
@@ -130,6 +132,7 @@ impl Ledger_ {
                     now_ms,
                     grace_ms,
                     metadata_as_of_ms,
+                    listing_as_of_ms,
                 },
             )?;
             Ok((

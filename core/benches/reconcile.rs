@@ -174,6 +174,7 @@ fn main() {
                 now_ms: 1 << 40,
                 grace_ms: 0,
                 metadata_as_of_ms: None,
+                listing_as_of_ms: None,
             },
         )
         .unwrap();

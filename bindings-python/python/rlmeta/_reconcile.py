@@ -177,10 +177,13 @@ STATE_NAMES = {0: "COPY_SEGMENT_STARTED", 1: "COPY_SEGMENT_FINISHED", 2: "DELETE
 
 
 def classify(ledger: Any, listing: List[Listed], layout: str, now_ms: int, grace_ms: int,
-             metadata_as_of_ms: Optional[int] = None) -> Finding:
+             metadata_as_of_ms: Optional[int] = None, listing_as_of_ms: Optional[int] = None) -> Finding:
     """metadata_as_of_ms: None for the live topic read to its end; for files, how recent they are
-    (the core never plans to delete an object modified after that, less the grace)."""
-    parts, segs, objs, totals, safe, person = ledger.reconcile(listing, layout, now_ms, grace_ms, metadata_as_of_ms)
+    (the core never plans to delete an object modified after that, less the grace).
+    listing_as_of_ms: None for a listing made now; for an inventory, when it was made (the core
+    does not judge a segment by it whose latest record came after that, less the grace)."""
+    parts, segs, objs, totals, safe, person = ledger.reconcile(listing, layout, now_ms, grace_ms, metadata_as_of_ms,
+                                                               listing_as_of_ms)
     names = [f"{t}-{p} ({i})" for i, t, p in parts]
     segments = [{
         "segmentId": s[0], "partition": names[s[1]], "class": s[2], "state": STATE_NAMES.get(s[3], s[3]), "sinceMs": s[4],

@@ -425,6 +425,13 @@ pub struct Params {
     /// [`Ledger::newest_event_ms`]). An object modified later than that, less the grace, may
     /// belong to an upload the snapshot does not know yet: it is never safe to delete.
     pub metadata_as_of_ms: Option<i64>,
+    /// How old the listing is: `None` for one made just now (the store's API); for a listing
+    /// made earlier (an S3 Inventory), when it was made. A segment whose latest record came
+    /// after that, less the grace, is not judged by it: a finished copy whose objects it lacks
+    /// may have uploaded them since (not dangling: [`SegmentClass::CopyInProgress`]), and a
+    /// deleted segment whose objects it shows may have had them removed since (not leaked:
+    /// [`SegmentClass::Deleted`]).
+    pub listing_as_of_ms: Option<i64>,
 }
 
 /// Classifies every segment the ledger names and every object of `listing` (see the module doc).
@@ -591,6 +598,12 @@ pub fn reconcile(
         let object_bytes: u64 = objs.iter().map(|i| listing[*i as usize].size).sum();
         let age = p.now_ms.saturating_sub(n.since_ms);
         let mut is_covered = false;
+        // Seconds the segment's latest record came after the listing, less the grace, if it did.
+        let after_listing = p
+            .listing_as_of_ms
+            .map(|l| n.since_ms - (l - p.grace_ms))
+            .filter(|&d| d > 0)
+            .map(|d| d / 1000);
         let (class, why) = if is_deleted {
             let how = if n.partition_deleted {
                 "its partition was deleted"
@@ -601,6 +614,14 @@ pub fn reconcile(
             };
             if objs.is_empty() {
                 (SegmentClass::Deleted, how.to_owned())
+            } else if let Some(after) = after_listing {
+                (
+                    SegmentClass::Deleted,
+                    format!(
+                        "{how} {after} s after the listing less the grace: its {} object(s) there may be gone since",
+                        objs.len()
+                    ),
+                )
             } else {
                 (
                     SegmentClass::Leaked,
@@ -615,7 +636,16 @@ pub fn reconcile(
                         .as_ref()
                         .and_then(|sf| objs.iter().find(|i| objects[**i as usize].file == *sf));
                     let want = n.segment_size_in_bytes.map(|s| s as u64);
-                    if objs.is_empty() {
+                    if let Some(after) =
+                        after_listing.filter(|_| objs.is_empty() || !missing.is_empty())
+                    {
+                        (
+                            SegmentClass::CopyInProgress,
+                            format!(
+                                "COPY_SEGMENT_FINISHED {after} s after the listing less the grace: the listing may predate its objects"
+                            ),
+                        )
+                    } else if objs.is_empty() {
                         (
                             SegmentClass::Dangling,
                             "COPY_SEGMENT_FINISHED, no object in the store".to_owned(),

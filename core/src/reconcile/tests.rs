@@ -161,6 +161,7 @@ fn every_class_and_the_plan() {
             now_ms: 10 * HOUR,
             grace_ms: HOUR,
             metadata_as_of_ms: None,
+            listing_as_of_ms: None,
         },
     )
     .unwrap();
@@ -252,6 +253,7 @@ fn every_class_and_the_plan() {
                 now_ms: 10 * HOUR,
                 grace_ms: HOUR,
                 metadata_as_of_ms: Some(t),
+                listing_as_of_ms: None,
             },
         )
         .unwrap()
@@ -275,6 +277,59 @@ fn every_class_and_the_plan() {
             o.note
         );
     }
+
+    // The same store listed by an inventory made at `t`: a segment whose latest record came after
+    // it, less the grace, is not judged by it.
+    let listed_at = |t: i64| {
+        reconcile(
+            &l,
+            &listing,
+            &layout,
+            Params {
+                now_ms: 10 * HOUR,
+                grace_ms: HOUR,
+                metadata_as_of_ms: None,
+                listing_as_of_ms: Some(t),
+            },
+        )
+        .unwrap()
+    };
+    let class_at = |r: &Reconciliation, n: i64| {
+        r.segments
+            .iter()
+            .find(|s| s.id == Uuid::new(n, n + 1))
+            .map(|s| (s.class, s.why.clone()))
+            .unwrap()
+    };
+    // Made two hours in: every record but segment 7's start came before it less the grace.
+    let late = listed_at(2 * HOUR);
+    for n in 1..=10 {
+        assert_eq!(class_at(&late, n).0, class_of(n).unwrap(), "segment {n}");
+    }
+    // Made at 0: segment 2 finished (at 11 ms) after it less the grace, so its missing log may
+    // have been uploaded since: not dangling; segment 9 was deleted (4 ms) after it: its
+    // objects there may be gone since: not leaked. The rest are judged as before.
+    let early = listed_at(0);
+    let (c2, why2) = class_at(&early, 2);
+    assert_eq!(c2, C::CopyInProgress);
+    assert!(
+        why2.contains("the listing may predate its objects"),
+        "{why2}"
+    );
+    let (c9, why9) = class_at(&early, 9);
+    assert_eq!(c9, C::Deleted);
+    assert!(why9.contains("may be gone since"), "{why9}");
+    for n in [1, 3, 4, 5, 6, 7, 8, 10] {
+        assert_eq!(class_at(&early, n).0, class_of(n).unwrap(), "segment {n}");
+    }
+    let id9 = Uuid::new(9, 10).to_string();
+    assert!(
+        early
+            .safe_to_delete
+            .iter()
+            .all(|i| !listing[*i as usize].key.contains(&id9)),
+        "segment 9's objects are not planned for deletion"
+    );
 }
 
 /// Tombstones and partition deletion end a segment; an object whose key disagrees with the
@@ -313,6 +368,7 @@ fn tombstones_partition_deletes_and_disagreeing_keys() {
             now_ms: HOUR,
             grace_ms: 0,
             metadata_as_of_ms: None,
+            listing_as_of_ms: None,
         },
     )
     .unwrap();
@@ -345,6 +401,7 @@ fn a_layout_that_matches_nothing_and_a_negative_grace_are_errors() {
             now_ms: 0,
             grace_ms: 0,
             metadata_as_of_ms: None,
+            listing_as_of_ms: None,
         },
     )
     .unwrap_err();
@@ -361,6 +418,7 @@ fn a_layout_that_matches_nothing_and_a_negative_grace_are_errors() {
             now_ms: 0,
             grace_ms: -1,
             metadata_as_of_ms: None,
+            listing_as_of_ms: None,
         },
     )
     .unwrap_err();
@@ -375,6 +433,7 @@ fn a_layout_that_matches_nothing_and_a_negative_grace_are_errors() {
                 now_ms: 0,
                 grace_ms: 0,
                 metadata_as_of_ms: None,
+                listing_as_of_ms: None,
             }
         )
         .is_ok()

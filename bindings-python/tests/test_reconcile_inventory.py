@@ -1,0 +1,236 @@
+"""``rlmeta reconcile --inventory``: an S3 Inventory report as the listing, against a real
+S3-compatible server (moto's, started here). The store is the Kafka 4.4.0 fixture run's remote
+store (tests/fixtures/broker) with a dangling segment, an orphaned upload and a size mismatch
+injected, uploaded to a bucket; its inventory is generated from the server's own listing of the
+same objects, in each of AWS's three formats (CSV gzipped with URL-encoded keys, ORC, Parquet),
+with a manifest as AWS writes it. The report from the inventory equals the report from the API
+listing; an inventory made before the metadata's records does not judge the segments those
+records describe; a bad manifest or file exits 2 naming the file and the field.
+"""
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from rlmeta import cli
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "tests" / "fixtures" / "broker"
+METADATA = str(FIXTURE / "remote_log_metadata")
+PREFIX = "cluster a/"  # a space: CSV inventories URL-encode keys
+NOW = None  # set by the scene: one clock for every run
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def s3():
+    pytest.importorskip("moto")
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), 1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("moto's S3 server did not start")
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def scene(s3):
+    """The fixture run's store in bucket `tiered` under PREFIX, three classes injected; returns
+    the boto3 client and the API listing (key, size, last-modified) of the bucket."""
+    import boto3
+
+    mp = pytest.MonkeyPatch()
+    for k, v in (("AWS_ACCESS_KEY_ID", "test"), ("AWS_SECRET_ACCESS_KEY", "test"), ("AWS_DEFAULT_REGION", "us-east-1")):
+        mp.setenv(k, v)
+    client = boto3.client("s3", endpoint_url=s3)
+    client.create_bucket(Bucket="tiered")
+    client.create_bucket(Bucket="inventory")
+    sizes = {}
+    for line in (FIXTURE / "remote-journal.txt").read_text().splitlines():
+        if line.startswith("COPY "):
+            _, _, seg, _, _, size = line.split()
+            sizes[seg] = int(size)
+    dirs = []
+    for line in (FIXTURE / "remote-listing.txt").read_text().splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        d, files = line.split(":", 1)
+        dirs.append((d, files.split()))
+    dirs.sort()
+    for i, (d, files) in enumerate(dirs):
+        for f in files:
+            if i == 0:
+                continue  # dangling: the first segment's objects are gone
+            size = sizes[d.split("/")[1]] if f == "segment.log" else 8
+            if i == 1 and f == "segment.log":
+                size = 10  # size mismatch
+            client.put_object(Bucket="tiered", Key=f"{PREFIX}{d}/{f}", Body=b"\0" * size)
+    orphan = dirs[2][0].split("/")[0] + "/AAAAAAAAAAAAAAAAAAAAAA"
+    for f in dirs[2][1]:
+        client.put_object(Bucket="tiered", Key=f"{PREFIX}{orphan}/{f}", Body=b"\0" * 8)
+    client.put_object(Bucket="tiered", Key="other-cluster/x.log", Body=b"not ours")  # outside the prefix
+    listing = []
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket="tiered"):
+        listing += [(o["Key"], o["Size"], o["LastModified"], o["ETag"]) for o in page.get("Contents", [])]
+    global NOW
+    NOW = int(time.time() * 1000) + 7_200_000  # two hours on: every object is older than the grace
+    yield {"client": client, "listing": listing, "s3": s3}
+    mp.undo()
+
+
+def write_inventory(scene, fmt, made_ms, tmp: Path, source="tiered", schema=None, corrupt=None):
+    """Writes an inventory of the listing in `fmt` to the `inventory` bucket and to `tmp` (the
+    same keys); returns (s3 manifest URL, local manifest path)."""
+    rows = scene["listing"]
+    base = f"tiered/daily/{made_ms}"
+    if fmt == "CSV":
+        buf = io.StringIO()
+        w = csv.writer(buf, quoting=csv.QUOTE_ALL)
+        for key, size, modified, etag in rows:
+            w.writerow(["tiered", urllib.parse.quote_plus(key), size,
+                        modified.strftime("%Y-%m-%dT%H:%M:%S.") + f"{modified.microsecond // 1000:03d}Z", etag.strip('"')])
+        data = gzip.compress(buf.getvalue().encode())
+        name = "data/0.csv.gz"
+        file_schema = schema or "Bucket, Key, Size, LastModifiedDate, ETag"
+    else:
+        import pyarrow as pa
+
+        table = pa.table({
+            "bucket": pa.array(["tiered"] * len(rows), pa.string()),
+            "key": pa.array([r[0] for r in rows], pa.string()),
+            "size": pa.array([r[1] for r in rows], pa.int64()),
+            "last_modified_date": pa.array([r[2] for r in rows], pa.timestamp("ms", tz="UTC")),
+            "e_tag": pa.array([r[3].strip('"') for r in rows], pa.string()),
+        })
+        out = io.BytesIO()
+        if fmt == "Parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, out)
+            name = "data/0.parquet"
+            file_schema = schema or ("message s3.inventory { required binary bucket (UTF8); required binary key (UTF8); "
+                                     "optional int64 size; optional int64 last_modified_date (TIMESTAMP_MILLIS); "
+                                     "optional binary e_tag (UTF8); }")
+        else:
+            import pyarrow.orc as orc
+
+            orc.write_table(table, out)
+            name = "data/0.orc"
+            file_schema = schema or "struct<bucket:string,key:string,size:bigint,last_modified_date:timestamp,e_tag:string>"
+        data = out.getvalue()
+    md5 = hashlib.md5(data).hexdigest()
+    if corrupt == "md5":
+        md5 = "0" * 32
+    if corrupt == "truncated":
+        data = data[: len(data) // 2]
+        md5 = hashlib.md5(data).hexdigest()
+    key = f"{base}/{name}"
+    manifest = {"sourceBucket": source, "destinationBucket": "arn:aws:s3:::inventory", "version": "2016-11-30",
+                "creationTimestamp": str(made_ms), "fileFormat": fmt, "fileSchema": file_schema,
+                "files": [{"key": key, "size": len(data), "MD5checksum": md5}]}
+    scene["client"].put_object(Bucket="inventory", Key=key, Body=data)
+    scene["client"].put_object(Bucket="inventory", Key=f"{base}/manifest.json", Body=json.dumps(manifest).encode())
+    local = tmp / "inventory"
+    (local / key).parent.mkdir(parents=True, exist_ok=True)
+    (local / key).write_bytes(data)
+    (local / base / "manifest.json").write_text(json.dumps(manifest))
+    return f"s3://inventory/{base}/manifest.json", str(local / base / "manifest.json")
+
+
+def run(scene, capsys, *argv):
+    capsys.readouterr()
+    rc = cli.main(["reconcile", "--no-progress", METADATA, "--store", "s3://tiered/" + PREFIX, "--endpoint-url", scene["s3"],
+                   "--layout", "rlmeta-file", "--grace", "1h", "--now-ms", str(NOW), "--json", *argv])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def report(scene, capsys, *argv):
+    rc, out, err = run(scene, capsys, *argv)
+    assert rc == 0, err
+    doc = json.loads(out)
+    return {k: v for k, v in doc.items() if k != "metadata"}, doc["metadata"]
+
+
+@pytest.mark.parametrize("fmt", ["CSV", "ORC", "Parquet"])
+def test_an_inventory_gives_the_api_listings_report(scene, capsys, tmp_path, fmt):
+    if fmt != "CSV":
+        pytest.importorskip("pyarrow")
+    api, _ = report(scene, capsys)
+    classes = {c: s["segments"] for c, s in api["summary"].items()}
+    assert classes.get("dangling") == 1 and classes.get("size_mismatch") == 1 and api["summary"]["orphaned"]["objects"] > 0
+    on_s3, local = write_inventory(scene, fmt, NOW - 7_000_000, tmp_path)
+    for manifest in (on_s3, local):
+        doc, source = report(scene, capsys, "--inventory", manifest)
+        assert doc == api, manifest
+        rows = len(scene["listing"])
+        assert f"S3 Inventory {manifest} ({fmt}, 1 file(s)" in source and f"({rows:,} rows)" in source, source
+
+
+def test_an_inventory_older_than_the_records_does_not_judge_their_segments(scene, capsys, tmp_path):
+    # made before the fixture run: every segment's latest record came after it, less the grace
+    api, _ = report(scene, capsys)
+    _, local = write_inventory(scene, "CSV", 1_000_000_000_000, tmp_path)
+    doc, _ = report(scene, capsys, "--inventory", local)
+    assert "dangling" not in doc["summary"] and "leaked" not in doc["summary"]
+    segs = {s["segmentId"]: s for s in doc["segments"]}
+    dangling = [s for s in api["segments"] if s["class"] == "dangling"]
+    assert dangling and all("the listing may predate its objects" in segs[s["segmentId"]]["why"] for s in dangling)
+
+
+def test_bad_inventories_exit_2_naming_the_file_and_field(scene, capsys, tmp_path):
+    def refused(*argv):
+        rc, out, err = run(scene, capsys, *argv)
+        assert rc == 2 and "nothing deleted" in err, (rc, err)
+        return err
+
+    _, other = write_inventory(scene, "CSV", NOW, tmp_path / "a", source="another-bucket")
+    assert "sourceBucket is 'another-bucket'" in refused("--inventory", other) and "another bucket" in refused("--inventory", other)
+    _, no_date = write_inventory(scene, "CSV", NOW, tmp_path / "b", schema="Bucket, Key, Size, ETag")
+    err = refused("--inventory", no_date)
+    assert "fileSchema lacks LastModifiedDate" in err and no_date in err
+    _, bad_md5 = write_inventory(scene, "CSV", NOW, tmp_path / "c", corrupt="md5")
+    err = refused("--inventory", bad_md5)
+    assert "MD5" in err and "MD5checksum" in err and "data/0.csv.gz" in err
+    pytest.importorskip("pyarrow")
+    _, cut = write_inventory(scene, "Parquet", NOW, tmp_path / "d", corrupt="truncated")
+    err = refused("--inventory", cut)
+    assert "not a readable Parquet inventory" in err and "data/0.parquet" in err
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "manifest.json").write_text('{"sourceBucket": "tiered"}')
+    assert "no 'destinationBucket'" in refused("--inventory", str(tmp_path / "e" / "manifest.json"))
+    err = refused("--inventory", no_date.replace("/b/", "/a/"), "--delete", "--yes")
+    assert "--delete lists the store itself" in err
+    rc, out, err = run(scene, capsys, "--inventory", other)  # (nothing was deleted by any of them)
+    assert len(list(scene["client"].list_objects_v2(Bucket="tiered")["Contents"])) == len(scene["listing"])
