@@ -123,7 +123,7 @@ def test_bad_input_exits_2_and_deletes_nothing(store, capsys):
     assert rc == 2 and "invalid_layout" in err and "never closed" in err
     rc, _, err = run(capsys, "--store", str(store / "missing"), "--delete", "--yes")
     assert rc == 2 and "cannot list" in err and "missing" in err
-    rc, _, err = run(capsys, "--store", "gs://bucket/x")
+    rc, _, err = run(capsys, "--store", "ftp://bucket/x")
     assert rc == 2 and "unsupported store" in err
     rc, _, err = run(capsys, "--store", str(store), "--grace", "soon")
     assert rc == 2 and "not a duration" in err

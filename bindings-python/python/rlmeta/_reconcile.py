@@ -140,16 +140,25 @@ class S3Store:
         return done
 
 
-def open_store(url: str, endpoint_url: Optional[str], region: Optional[str], profile: Optional[str]) -> Any:
-    if url.startswith("s3://"):
-        bucket, _, prefix = url[5:].partition("/")
-        if not bucket:
-            raise StoreError(f"no bucket in {url!r} (s3://BUCKET/PREFIX)")
-        return S3Store(bucket, prefix, endpoint_url, region, profile)
+def open_store(url: str, endpoint_url: Optional[str], region: Optional[str], profile: Optional[str],
+               gcs_project: Optional[str] = None, azure_connection_string: Optional[str] = None) -> Any:
+    for scheme in ("s3://", "gs://", "az://"):
+        if url.startswith(scheme):
+            bucket, _, prefix = url[len(scheme):].partition("/")
+            if not bucket:
+                raise StoreError(f"no bucket in {url!r} ({scheme}BUCKET/PREFIX)")
+            if scheme == "s3://":
+                return S3Store(bucket, prefix, endpoint_url, region, profile)
+            from . import _cloud
+
+            if scheme == "gs://":
+                return _cloud.GcsStore(bucket, prefix, gcs_project)
+            return _cloud.AzureStore(bucket, prefix, azure_connection_string)
     if url.startswith("file://"):
         url = url[7:]
     if "://" in url:
-        raise StoreError(f"unsupported store {url!r}: a directory, file://DIR or s3://BUCKET/PREFIX")
+        raise StoreError(f"unsupported store {url!r}: a directory, file://DIR, s3://BUCKET/PREFIX, gs://BUCKET/PREFIX "
+                         "or az://CONTAINER/PREFIX")
     return LocalStore(url)
 
 

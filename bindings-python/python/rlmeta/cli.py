@@ -587,7 +587,8 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     try:
         grace = _reconcile.parse_duration_ms(args.grace)
         _native.parse_layout(args.layout)
-        store = _reconcile.open_store(args.store, args.endpoint_url, args.region, args.profile)
+        store = _reconcile.open_store(args.store, args.endpoint_url, args.region, args.profile, args.gcs_project,
+                                      args.azure_connection_string)
         if args.inventory and args.delete:
             raise ValueError("--delete lists the store itself just before deleting: give it without --inventory "
                              "(an inventory is up to a day old; use it to find what to clean, then --delete to clean)")
@@ -690,7 +691,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "be listed, a layout that matches nothing, metadata that cannot be read (nothing is deleted then).",
                          epilog=_reconcile.layouts_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     source(rec)
-    rec.add_argument("--store", required=True, help="the remote store: a directory (file://DIR) or s3://BUCKET/PREFIX")
+    rec.add_argument("--store", required=True, help="the remote store: a directory (file://DIR), s3://BUCKET/PREFIX, "
+                     "gs://BUCKET/PREFIX or az://CONTAINER/PREFIX")
     rec.add_argument("--inventory", metavar="MANIFEST", help="list the bucket from an S3 Inventory report instead of the "
                      "API: its manifest.json, s3://BUCKET/KEY or a local copy (CSV, ORC or Parquet; Key, Size and "
                      "LastModifiedDate enabled); segments newer than the report, less the grace, are not judged by it")
@@ -698,6 +700,10 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--endpoint-url", help="S3-compatible endpoint (default: AWS's)")
     rec.add_argument("--region", help="S3 region (default: as AWS tools find it)")
     rec.add_argument("--profile", help="AWS profile of the credentials (default: as AWS tools find them)")
+    rec.add_argument("--gcs-project", help="Google Cloud project of a gs:// store (default: as gcloud finds it; "
+                     "credentials: Application Default Credentials, or STORAGE_EMULATOR_HOST for an emulator)")
+    rec.add_argument("--azure-connection-string", help="the storage account of an az://CONTAINER/PREFIX store "
+                     "(default: $AZURE_STORAGE_CONNECTION_STRING)")
     rec.add_argument("--grace", default="24h", help="objects younger, and copies or deletions started more recently, "
                      "than this are left alone (default: 24h)")
     rec.add_argument("--now-ms", type=int, help="the time to judge at (default: the clock)")

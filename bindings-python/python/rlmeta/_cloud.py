@@ -1,0 +1,129 @@
+"""``rlmeta reconcile`` on Google Cloud Storage and Azure Blob Storage, where Aiven's
+tiered-storage RSM also keeps segments (its key layout is the same on every backend: the `aiven`
+preset).
+
+Owns: listing a bucket or container a page at a time through the clouds' official Python clients
+(``google-cloud-storage``, ``azure-storage-blob``; optional extras, imported when used), and
+deleting keys. Credentials as each cloud's tools take them: Application Default Credentials for
+GCS (or ``STORAGE_EMULATOR_HOST`` for an emulator, anonymously), a connection string for Azure
+(``AZURE_STORAGE_CONNECTION_STRING``). Never: a rule (classes and the plan are the core's).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
+
+from ._reconcile import Listed, StoreError, _bar
+
+
+def _paged(store: Any, progress: bool) -> List[Listed]:
+    out: List[Listed] = []
+    for page in store.pages(progress):
+        out.extend(page)
+    return out
+
+
+class GcsStore:
+    """``gs://BUCKET/PREFIX``."""
+
+    PAGE = 1000
+
+    def __init__(self, bucket: str, prefix: str, project: Optional[str] = None) -> None:
+        self.bucket, self.prefix = bucket, prefix
+        emulator = os.environ.get("STORAGE_EMULATOR_HOST")
+        self.name = f"gs://{bucket}/{prefix}" + (f" at {emulator}" if emulator else "")
+        try:
+            from google.cloud import storage
+        except ImportError as e:
+            raise StoreError(f"cannot list {self.name}: google-cloud-storage is not installed "
+                             f"(pip install 'rlmeta[gcs]'): {e}") from e
+        try:
+            if emulator:
+                from google.auth.credentials import AnonymousCredentials
+
+                self.client = storage.Client(project=project or "rlmeta", credentials=AnonymousCredentials())
+            else:
+                self.client = storage.Client(project=project)
+        except Exception as e:  # no credentials found, and the like
+            raise StoreError(f"cannot list {self.name}: {type(e).__name__}: {e}") from e
+
+    def pages(self, progress: bool = False) -> Iterator[List[Listed]]:
+        bar = _bar(progress, "Listing")
+        try:
+            blobs = self.client.list_blobs(self.bucket, prefix=self.prefix or None, page_size=self.PAGE)
+            for page in blobs.pages:
+                rows = [(b.name[len(self.prefix):], int(b.size or 0), int(b.updated.timestamp() * 1000)) for b in page]
+                bar.update(len(rows))
+                yield rows
+        except StoreError:
+            raise
+        except Exception as e:  # google.api_core.exceptions: NotFound, Forbidden, ...
+            raise StoreError(f"cannot list {self.name}: {type(e).__name__}: {e}") from e
+        finally:
+            bar.close()
+
+    def list(self, progress: bool = False) -> List[Listed]:
+        return _paged(self, progress)
+
+    def delete(self, keys: Sequence[str]) -> List[Tuple[str, Optional[str]]]:
+        bucket = self.client.bucket(self.bucket)
+        done: List[Tuple[str, Optional[str]]] = []
+        for k in keys:
+            try:
+                bucket.blob(self.prefix + k).delete()
+                done.append((k, None))
+            except Exception as e:
+                done.append((k, f"{type(e).__name__}: {e}"))
+        return done
+
+
+class AzureStore:
+    """``az://CONTAINER/PREFIX`` of the account a connection string names."""
+
+    PAGE = 5000
+
+    def __init__(self, container: str, prefix: str, connection_string: Optional[str]) -> None:
+        self.container, self.prefix = container, prefix
+        conn = connection_string or os.environ.get("AZURE_STORAGE_CONNECTION_STRING")
+        account = dict(p.split("=", 1) for p in (conn or "").split(";") if "=" in p).get("AccountName", "?")
+        self.name = f"az://{container}/{prefix} (account {account})"
+        if not conn:
+            raise StoreError(f"cannot list {self.name}: no connection string (AZURE_STORAGE_CONNECTION_STRING or "
+                             "--azure-connection-string)")
+        try:
+            from azure.storage.blob import BlobServiceClient
+        except ImportError as e:
+            raise StoreError(f"cannot list {self.name}: azure-storage-blob is not installed "
+                             f"(pip install 'rlmeta[azure]'): {e}") from e
+        try:
+            self.client = BlobServiceClient.from_connection_string(conn).get_container_client(container)
+        except Exception as e:  # a malformed connection string
+            raise StoreError(f"cannot list {self.name}: {type(e).__name__}: {e}") from e
+
+    def pages(self, progress: bool = False) -> Iterator[List[Listed]]:
+        bar = _bar(progress, "Listing")
+        try:
+            for page in self.client.list_blobs(name_starts_with=self.prefix or None, results_per_page=self.PAGE).by_page():
+                rows = [(b.name[len(self.prefix):], int(b.size or 0), int(b.last_modified.timestamp() * 1000)) for b in page]
+                bar.update(len(rows))
+                yield rows
+        except StoreError:
+            raise
+        except Exception as e:  # azure.core.exceptions: ResourceNotFoundError, ClientAuthenticationError, ...
+            raise StoreError(f"cannot list {self.name}: {type(e).__name__}: {e}") from e
+        finally:
+            bar.close()
+
+    def list(self, progress: bool = False) -> List[Listed]:
+        return _paged(self, progress)
+
+    def delete(self, keys: Sequence[str]) -> List[Tuple[str, Optional[str]]]:
+        done: List[Tuple[str, Optional[str]]] = []
+        for k in keys:
+            try:
+                self.client.delete_blob(self.prefix + k)
+                done.append((k, None))
+            except Exception as e:
+                done.append((k, f"{type(e).__name__}: {e}"))
+        return done
