@@ -10,8 +10,6 @@ deletes exactly the plan's keys.
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -19,69 +17,14 @@ from pathlib import Path
 import pytest
 
 from rlmeta import _reconcile, cli
+from store_scene import FIXTURE, ORPHAN, fixture_objects, free_port, serve, stop
 
 REPO = Path(__file__).resolve().parents[2]
-FIXTURE = REPO / "tests" / "fixtures" / "broker"
 METADATA = str(FIXTURE / "remote_log_metadata")
 AZURITE = REPO / "node_modules" / ".bin" / "azurite-blob"
 PREFIX = "cluster-a/"
 # Azurite's well-known development account (its documentation's key)
 AZ_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _serve(argv, port, what, **kw):
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), 1).close()
-            return proc
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError(f"{what} did not start")
-            time.sleep(0.2)
-
-
-def _stop(proc):
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(10)
-
-
-def objects():
-    """(key, size) of the fixture's store with three classes injected, in the layout its RSM wrote."""
-    sizes = {}
-    for line in (FIXTURE / "remote-journal.txt").read_text().splitlines():
-        if line.startswith("COPY "):
-            _, _, seg, _, _, size = line.split()
-            sizes[seg] = int(size)
-    dirs = []
-    for line in (FIXTURE / "remote-listing.txt").read_text().splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        d, files = line.split(":", 1)
-        dirs.append((d, files.split()))
-    dirs.sort()
-    out = []
-    for i, (d, files) in enumerate(dirs):
-        if i == 0:
-            continue  # dangling
-        for f in files:
-            size = sizes[d.split("/")[1]] if f == "segment.log" else 8
-            out.append((f"{d}/{f}", 10 if i == 1 and f == "segment.log" else size))  # 1: size mismatch
-    orphan = dirs[2][0].split("/")[0] + "/AAAAAAAAAAAAAAAAAAAAAA"
-    out += [(f"{orphan}/{f}", 8) for f in dirs[2][1]]
-    return out
 
 
 NOW = int(time.time() * 1000) + 7_200_000  # two hours on: every object is older than the grace
@@ -109,7 +52,7 @@ def comparable(doc):
 @pytest.fixture(scope="module")
 def local(tmp_path_factory):
     root = tmp_path_factory.mktemp("local")
-    for key, size in objects():
+    for key, size in fixture_objects():
         (root / key).parent.mkdir(parents=True, exist_ok=True)
         (root / key).write_bytes(b"\0" * size)
     return root
@@ -118,8 +61,8 @@ def local(tmp_path_factory):
 @pytest.fixture(scope="module")
 def gcs():
     pytest.importorskip("google.cloud.storage")
-    port = _free_port()
-    proc = _serve([sys.executable, "-m", "gcp_storage_emulator", "start", "--host", "127.0.0.1", "--port", str(port),
+    port = free_port()
+    proc = serve([sys.executable, "-m", "gcp_storage_emulator", "start", "--host", "127.0.0.1", "--port", str(port),
                    "--in-memory"], port, "the GCS emulator")
     mp = pytest.MonkeyPatch()
     mp.setenv("STORAGE_EMULATOR_HOST", f"http://127.0.0.1:{port}")
@@ -129,13 +72,13 @@ def gcs():
 
         client = storage.Client(project="rlmeta", credentials=AnonymousCredentials())
         bucket = client.create_bucket("tiered")
-        for key, size in objects():
+        for key, size in fixture_objects():
             bucket.blob(PREFIX + key).upload_from_string(b"\0" * size)
         bucket.blob("other-cluster/x.log").upload_from_string(b"not ours")
         yield client
     finally:
         mp.undo()
-        _stop(proc)
+        stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -143,9 +86,9 @@ def azure(tmp_path_factory):
     pytest.importorskip("azure.storage.blob")
     if not AZURITE.exists():
         raise RuntimeError(f"no Azurite at {AZURITE}: run make setup-node")
-    port = _free_port()
+    port = free_port()
     work = tmp_path_factory.mktemp("azurite")
-    proc = _serve([str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(work), "--silent",
+    proc = serve([str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(port), "--location", str(work), "--silent",
                    "--skipApiVersionCheck"], port, "Azurite")
     conn = (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={AZ_KEY};"
             f"BlobEndpoint=http://127.0.0.1:{port}/devstoreaccount1;")
@@ -153,12 +96,12 @@ def azure(tmp_path_factory):
         from azure.storage.blob import BlobServiceClient
 
         container = BlobServiceClient.from_connection_string(conn).create_container("tiered")
-        for key, size in objects():
+        for key, size in fixture_objects():
             container.upload_blob(PREFIX + key, b"\0" * size)
         container.upload_blob("other-cluster/x.log", b"not ours")
         yield conn, container
     finally:
-        _stop(proc)
+        stop(proc)
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -182,12 +125,12 @@ def test_gcs_and_azure_give_the_local_directorys_report_and_delete_the_plan(loca
         store = _reconcile.open_store(url, None, None, None, None, conn)
         first = _reconcile.classify(ledger, store.list(False), "rlmeta-file", NOW, 3_600_000)
         safe = sorted(first.objects[i]["key"] for i in first.safe)
-        assert len(safe) == 5 and all("AAAAAAAAAAAAAAAAAAAAAA" in k for k in safe), safe
+        assert len(safe) == 5 and all(ORPHAN in k for k in safe), safe
         again = lambda: _reconcile.classify(ledger, store.list(False), "rlmeta-file", NOW, 3_600_000)  # noqa: E731
         result = _reconcile.execute(first, again, store, tmp_path / "journal.jsonl", yes=True)
         assert sorted(result["deleted"]) == safe and not result["failed"]
-    gone = {PREFIX + k for k, _ in objects() if "AAAAAAAAAAAAAAAAAAAAAA" in k}
-    every = {PREFIX + k for k, _ in objects()} | {"other-cluster/x.log"}
+    gone = {PREFIX + k for k, _ in fixture_objects() if ORPHAN in k}
+    every = {PREFIX + k for k, _ in fixture_objects()} | {"other-cluster/x.log"}
     assert {b.name for b in gcs.list_blobs("tiered")} == every - gone
     assert {b.name for b in container.list_blobs()} == every - gone
 

@@ -13,9 +13,6 @@ import gzip
 import hashlib
 import io
 import json
-import os
-import socket
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -24,44 +21,22 @@ from pathlib import Path
 import pytest
 
 from rlmeta import cli
+from store_scene import FIXTURE, fixture_objects, free_port, serve, stop
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURE = REPO / "tests" / "fixtures" / "broker"
 METADATA = str(FIXTURE / "remote_log_metadata")
 PREFIX = "cluster a/"  # a space: CSV inventories URL-encode keys
 NOW = None  # set by the scene: one clock for every run
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def s3():
     pytest.importorskip("moto")
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = free_port()
+    proc = serve([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], port, "moto's S3 server")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("moto's S3 server did not start")
-                time.sleep(0.2)
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        stop(proc)
 
 
 @pytest.fixture(scope="module")
@@ -76,29 +51,8 @@ def scene(s3):
     client = boto3.client("s3", endpoint_url=s3)
     client.create_bucket(Bucket="tiered")
     client.create_bucket(Bucket="inventory")
-    sizes = {}
-    for line in (FIXTURE / "remote-journal.txt").read_text().splitlines():
-        if line.startswith("COPY "):
-            _, _, seg, _, _, size = line.split()
-            sizes[seg] = int(size)
-    dirs = []
-    for line in (FIXTURE / "remote-listing.txt").read_text().splitlines():
-        if line.startswith("#") or not line.strip():
-            continue
-        d, files = line.split(":", 1)
-        dirs.append((d, files.split()))
-    dirs.sort()
-    for i, (d, files) in enumerate(dirs):
-        for f in files:
-            if i == 0:
-                continue  # dangling: the first segment's objects are gone
-            size = sizes[d.split("/")[1]] if f == "segment.log" else 8
-            if i == 1 and f == "segment.log":
-                size = 10  # size mismatch
-            client.put_object(Bucket="tiered", Key=f"{PREFIX}{d}/{f}", Body=b"\0" * size)
-    orphan = dirs[2][0].split("/")[0] + "/AAAAAAAAAAAAAAAAAAAAAA"
-    for f in dirs[2][1]:
-        client.put_object(Bucket="tiered", Key=f"{PREFIX}{orphan}/{f}", Body=b"\0" * 8)
+    for key, size in fixture_objects():
+        client.put_object(Bucket="tiered", Key=PREFIX + key, Body=b"\0" * size)
     client.put_object(Bucket="tiered", Key="other-cluster/x.log", Body=b"not ours")  # outside the prefix
     listing = []
     for page in client.get_paginator("list_objects_v2").paginate(Bucket="tiered"):

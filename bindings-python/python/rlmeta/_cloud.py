@@ -12,9 +12,24 @@ GCS (or ``STORAGE_EMULATOR_HOST`` for an emulator, anonymously), a connection st
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from ._reconcile import Listed, StoreError, _bar
+
+
+def _listed(store: Any, progress: bool, pages: Callable[[], Iterable[Iterable[Any]]], modified: str) -> Iterator[List[Listed]]:
+    """The rows of each page a client lists (objects with ``name``, ``size`` and the attribute
+    ``modified`` holding the last-modified time); a client's error is the store's."""
+    bar = _bar(progress, "Listing")
+    try:
+        for page in pages():
+            rows = [(b.name[len(store.prefix):], int(b.size or 0), int(getattr(b, modified).timestamp() * 1000)) for b in page]
+            bar.update(len(rows))
+            yield rows
+    except Exception as e:  # google.api_core's NotFound, azure.core's ResourceNotFoundError, ...
+        raise StoreError(f"cannot list {store.name}: {type(e).__name__}: {e}") from e
+    finally:
+        bar.close()
 
 
 def _paged(store: Any, progress: bool) -> List[Listed]:
@@ -49,19 +64,8 @@ class GcsStore:
             raise StoreError(f"cannot list {self.name}: {type(e).__name__}: {e}") from e
 
     def pages(self, progress: bool = False) -> Iterator[List[Listed]]:
-        bar = _bar(progress, "Listing")
-        try:
-            blobs = self.client.list_blobs(self.bucket, prefix=self.prefix or None, page_size=self.PAGE)
-            for page in blobs.pages:
-                rows = [(b.name[len(self.prefix):], int(b.size or 0), int(b.updated.timestamp() * 1000)) for b in page]
-                bar.update(len(rows))
-                yield rows
-        except StoreError:
-            raise
-        except Exception as e:  # google.api_core.exceptions: NotFound, Forbidden, ...
-            raise StoreError(f"cannot list {self.name}: {type(e).__name__}: {e}") from e
-        finally:
-            bar.close()
+        return _listed(self, progress, lambda: self.client.list_blobs(self.bucket, prefix=self.prefix or None,
+                                                                      page_size=self.PAGE).pages, "updated")
 
     def list(self, progress: bool = False) -> List[Listed]:
         return _paged(self, progress)
@@ -102,18 +106,8 @@ class AzureStore:
             raise StoreError(f"cannot list {self.name}: {type(e).__name__}: {e}") from e
 
     def pages(self, progress: bool = False) -> Iterator[List[Listed]]:
-        bar = _bar(progress, "Listing")
-        try:
-            for page in self.client.list_blobs(name_starts_with=self.prefix or None, results_per_page=self.PAGE).by_page():
-                rows = [(b.name[len(self.prefix):], int(b.size or 0), int(b.last_modified.timestamp() * 1000)) for b in page]
-                bar.update(len(rows))
-                yield rows
-        except StoreError:
-            raise
-        except Exception as e:  # azure.core.exceptions: ResourceNotFoundError, ClientAuthenticationError, ...
-            raise StoreError(f"cannot list {self.name}: {type(e).__name__}: {e}") from e
-        finally:
-            bar.close()
+        return _listed(self, progress, lambda: self.client.list_blobs(name_starts_with=self.prefix or None,
+                                                                      results_per_page=self.PAGE).by_page(), "last_modified")
 
     def list(self, progress: bool = False) -> List[Listed]:
         return _paged(self, progress)
