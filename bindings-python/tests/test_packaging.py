@@ -20,13 +20,19 @@ REPO = Path(__file__).resolve().parents[2]
 SEGMENT = REPO / "tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-2/00000000000000000000.log"
 
 
-def _requirements():
-    """{name: specifier} of the installed wheel's Requires-Dist."""
+def _requirements(extras=False):
+    """{name: specifier} of the installed wheel's Requires-Dist: the required ones, or (extras)
+    those of an optional extra, as {name: (extra, specifier)}."""
     out = {}
     for req in metadata.requires("rlmeta") or []:
         m = re.match(r"^\s*([A-Za-z0-9_.-]+)\s*(.*?)\s*(;.*)?$", req)
         assert m, req
-        out[m.group(1).lower()] = m.group(2).replace("(", "").replace(")", "").replace(" ", "")
+        spec = m.group(2).replace("(", "").replace(")", "").replace(" ", "")
+        extra = re.search(r"extra\s*==\s*['\"]([a-z0-9-]+)['\"]", m.group(3) or "")
+        if extras and extra:
+            out[m.group(1).lower()] = (extra.group(1), spec)
+        elif not extras and not extra:
+            out[m.group(1).lower()] = spec
     return out
 
 
@@ -53,6 +59,13 @@ def test_every_dependency_is_a_bounded_range_holding_the_tested_version():
         installed = metadata.version(name)
         assert _satisfies(installed, spec), f"{name} {installed} (make test's pin) is outside {spec}"
     assert reqs["kafka-python"] == ">=3.0.12,<4"
+    extras = _requirements(extras=True)
+    assert {n: e for n, (e, _) in extras.items()} == {"pyarrow": "inventory", "google-cloud-storage": "gcs",
+                                                       "azure-storage-blob": "azure"}, extras
+    for name, (_, spec) in extras.items():
+        assert re.search(r">=[\d.]+", spec) and re.search(r"<[\d.]+", spec), f"{name}: {spec} is not bounded both ways"
+        installed = metadata.version(name)
+        assert _satisfies(installed, spec), f"{name} {installed} (make test's pin) is outside {spec}"
 
 
 def test_the_codec_store_and_file_readers_import_no_tool_dependency():
