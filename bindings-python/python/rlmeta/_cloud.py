@@ -86,6 +86,7 @@ class AzureStore:
     """``az://CONTAINER/PREFIX`` of the account a connection string names."""
 
     PAGE = 5000
+    BATCH = 256
 
     def __init__(self, container: str, prefix: str, connection_string: Optional[str]) -> None:
         self.container, self.prefix = container, prefix
@@ -113,11 +114,17 @@ class AzureStore:
         return _paged(self, progress)
 
     def delete(self, keys: Sequence[str]) -> List[Tuple[str, Optional[str]]]:
+        """Blob Batch requests of up to ``BATCH`` deletions (the service's limit); each key's own
+        status is its result, a batch that fails as a whole fails each of its keys."""
         done: List[Tuple[str, Optional[str]]] = []
-        for k in keys:
+        for i in range(0, len(keys), self.BATCH):
+            chunk = list(keys[i:i + self.BATCH])
             try:
-                self.client.delete_blob(self.prefix + k)
-                done.append((k, None))
+                answers = list(self.client.delete_blobs(*[self.prefix + k for k in chunk], raise_on_any_failure=False))
             except Exception as e:
-                done.append((k, f"{type(e).__name__}: {e}"))
+                done.extend((k, f"{type(e).__name__}: {e}") for k in chunk)
+                continue
+            for k, r in zip(chunk, answers):
+                ok = 200 <= r.status_code < 300 or r.status_code == 404  # 404: already gone
+                done.append((k, None if ok else f"HTTP {r.status_code} {r.reason}"))
         return done
