@@ -599,16 +599,17 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
     def run() -> Tuple[_reconcile.Finding, str, int]:
         ledger, source = _ledger(args)
-        listing = inventory.list(progress) if inventory is not None else store.list(progress)
+        pages = inventory.pages(progress) if inventory is not None else store.pages(progress)
         now = args.now_ms if args.now_ms is not None else int(time.time() * 1000)
         # files are a snapshot: as recent as their newest record, no more (objects modified later,
         # less the grace, may be uploads they do not know yet: the core never plans to delete them)
         as_of = None if args.bootstrap_server else (ledger.newest_event_ms() or 0)
         listed_at = inventory.created_ms if inventory is not None else None
+        found = _reconcile.classify(ledger, pages, args.layout, now, grace, as_of, listed_at)
         if listed_at is not None:
             source += (f"; listing: {inventory.name}, {_age(max(0, now - listed_at))} before now "
                        f"({inventory.rows:,} rows)")
-        return _reconcile.classify(ledger, listing, args.layout, now, grace, as_of, listed_at), source, now
+        return found, source, now
 
     try:
         found, source, now = run()
