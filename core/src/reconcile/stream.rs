@@ -34,15 +34,17 @@ pub struct Emitted {
 pub struct Finished {
     /// User partitions, by index (the ledger's, then ones only keys named).
     pub partitions: Vec<TopicIdPartition>,
-    /// Every segment any record named, by partition and start offset; `objects` holds the
-    /// ordinals of its objects unless it is live (then only `object_bytes` and the totals count
-    /// them), or of all of them when live objects are kept.
+    /// The segments any record named, by partition and start offset, with the ordinals of their
+    /// objects: all of them when live objects are kept; else only those neither live nor
+    /// deleted (those are counted in the totals only), so that the answer is bounded by what
+    /// needs attention. (An [`Emitted`] object's `segment` indexes all the ledger's segments in
+    /// that order.)
     pub segments: Vec<SegmentFinding>,
     /// Objects decided only now (of finished segments that are not live, or all with `keep_live`).
     pub emitted: Vec<Emitted>,
     /// Per (partition index or `None`, class name).
     pub totals: std::collections::BTreeMap<(Option<u32>, &'static str), Tally>,
-    /// Indices of segments that need a person.
+    /// Indices into `segments` of the segments that need a person.
     pub needs_person: Vec<u32>,
     /// Objects fed in all.
     pub objects: u64,
@@ -631,7 +633,7 @@ impl Classifier {
                 _ => false,
             };
             if person {
-                needs_person.push(i);
+                needs_person.push(segments.len() as u32);
             }
             let t = self
                 .sums
@@ -639,6 +641,9 @@ impl Classifier {
                 .or_default();
             t.segments += 1;
             t.segment_bytes += n.segment_size_in_bytes.map_or(0, |b| b.max(0) as u64);
+            if !self.keep_live && matches!(class, SegmentClass::Live | SegmentClass::Deleted) {
+                continue; // counted in the totals; nothing to act on
+            }
             segments.push(SegmentFinding {
                 id: self.ids[i as usize],
                 partition: n.partition,
