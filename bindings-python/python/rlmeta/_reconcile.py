@@ -140,6 +140,20 @@ class S3Store:
     def list(self, progress: bool) -> List[Listed]:
         return [o for page in self.pages(progress) for o in page]
 
+    def head(self, key: str) -> Optional[Tuple[int, int]]:
+        """(size, last-modified ms) of one key now, None if it is gone."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            r = self.client.head_object(Bucket=self.bucket, Key=self.prefix + key)
+        except ClientError as e:
+            if str(e.response.get("Error", {}).get("Code")) in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise StoreError(f"cannot read {self.name}{key}: {e}") from e
+        except BotoCoreError as e:
+            raise StoreError(f"cannot read {self.name}{key}: {e}") from e
+        return int(r["ContentLength"]), int(r["LastModified"].timestamp() * 1000)
+
     def delete(self, keys: Sequence[str]) -> List[Tuple[str, Optional[str]]]:
         from botocore.exceptions import BotoCoreError, ClientError
 
@@ -331,9 +345,13 @@ def report_json(f: Finding, store: str, layout: str, grace_ms: int, now_ms: int)
 
 
 # ---------------------------------------------------------------------------------------------- delete
-def execute(first: Finding, again: Callable[[], Finding], store: Any, journal: Path, yes: bool) -> Dict[str, Any]:
+def execute(first: Finding, again: Callable[[], Finding], store: Any, journal: Path, yes: bool,
+            head: bool = False) -> Dict[str, Any]:
     """``--delete``: a dry run unless ``yes``; else re-lists and re-reads (``again``) and deletes
-    only objects both plans call safe, unchanged in size and time, journaling each deletion."""
+    only objects both plans call safe, unchanged in size and time, journaling each deletion.
+    ``head``: the listing is an inventory (up to a day old): each key both plans call safe is
+    also read from the store itself (``store.head``) and deleted only if it is still there with
+    the inventory's size and last-modified second."""
     planned = {first.objects[i]["key"]: first.objects[i] for i in first.safe}
     if not yes:
         return {"dryRun": True, "wouldDelete": sorted(planned), "bytes": sum(o["size"] for o in planned.values())}
@@ -341,6 +359,12 @@ def execute(first: Finding, again: Callable[[], Finding], store: Any, journal: P
     now_safe = {second.objects[i]["key"]: second.objects[i] for i in second.safe}
     keys = sorted(k for k, o in planned.items()
                   if k in now_safe and (now_safe[k]["size"], now_safe[k]["lastModifiedMs"]) == (o["size"], o["lastModifiedMs"]))
+    if head:
+        def unchanged(k: str) -> bool:
+            now = store.head(k)
+            return now is not None and (now[0], now[1] // 1000) == (planned[k]["size"], planned[k]["lastModifiedMs"] // 1000)
+
+        keys = [k for k in keys if unchanged(k)]
     skipped = sorted(set(planned) - set(keys))
     deleted, failed = [], []
     with open(journal, "a", encoding="utf-8") as j:

@@ -589,9 +589,6 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         _native.parse_layout(args.layout)
         store = _reconcile.open_store(args.store, args.endpoint_url, args.region, args.profile, args.gcs_project,
                                       args.azure_connection_string)
-        if args.inventory and args.delete:
-            raise ValueError("--delete lists the store itself just before deleting: give it without --inventory "
-                             "(an inventory is up to a day old; use it to find what to clean, then --delete to clean)")
         inventory = open_inventory(args.inventory, store) if args.inventory else None
     except (ValueError, _native.RlmetaError, _reconcile.StoreError, InventoryError) as e:
         return fail(str(e))
@@ -616,7 +613,9 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         result = None
         if args.delete:
             journal = Path(args.journal or "rlmeta-reconcile-journal.jsonl")
-            result = _reconcile.execute(found, lambda: run()[0], store, journal, args.yes)
+            # with an inventory (up to a day old) every key both runs call safe is read again from
+            # the store itself (HEAD) and deleted only if unchanged since the inventory
+            result = _reconcile.execute(found, lambda: run()[0], store, journal, args.yes, head=inventory is not None)
     except (ValueError, _reconcile.StoreError, _reconcile.MetadataError, InventoryError, *_security_errors()) as e:
         return fail(str(e))
     except _native.RlmetaError as e:
