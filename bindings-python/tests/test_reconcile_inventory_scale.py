@@ -1,7 +1,8 @@
 """Reconcile streams an S3 Inventory: 2 M Parquet rows (100,000 finished segments of 20 objects,
 10 of them dangling, 1,000 orphaned objects) classified with exact counts, in a subprocess whose
 peak RSS above the ledger stays under half of what holding the rows as tuples takes there
-(pyarrow decodes a row group at a time: about 150 MiB here, constant in the number of rows)
+(pyarrow decodes a row group at a time, not pre-buffered: about 150 MiB here, constant in the
+number of rows)
 (measured in the same process: 100,000 rows built and their RSS taken)."""
 
 import json

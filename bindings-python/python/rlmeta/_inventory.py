@@ -151,7 +151,7 @@ class Inventory:
         names = [col for _, col in NEEDED]
         try:
             if self.format == "Parquet":
-                batches = pq.ParquetFile(path).iter_batches(batch_size=PAGE, columns=names)
+                batches = pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=PAGE, columns=names)
             else:
                 f = orc.ORCFile(path)
                 batches = (f.read_stripe(i, columns=names) for i in range(f.nstripes))
