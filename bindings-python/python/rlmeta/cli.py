@@ -695,7 +695,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "gs://BUCKET/PREFIX or az://CONTAINER/PREFIX")
     rec.add_argument("--inventory", metavar="MANIFEST", help="list the bucket from an S3 Inventory report instead of the "
                      "API: its manifest.json, s3://BUCKET/KEY or a local copy (CSV, ORC or Parquet; Key, Size and "
-                     "LastModifiedDate enabled); segments newer than the report, less the grace, are not judged by it")
+                     "LastModifiedDate enabled); segments newer than the report, less the grace, are not judged by it; "
+                     "with --delete each planned key is read again with HEAD and deleted only if unchanged")
     rec.add_argument("--layout", default="aiven", help="a preset (below) or a template spec (default: aiven)")
     rec.add_argument("--endpoint-url", help="S3-compatible endpoint (default: AWS's)")
     rec.add_argument("--region", help="S3 region (default: as AWS tools find it)")
