@@ -65,6 +65,14 @@ py-bench:
 	$(CARGO) build -q --release -p rlmeta-examples --bin inspect
 	$(VPY) $(PY_DIR)/bench/scan_bench.py
 
+# reconcile --inventory at scale (a benchmark, not a test; figures in docs/BENCHMARKS.md): ROWS
+# (default 100 M) Parquet inventory rows, PER_SEGMENT objects a segment, generated once under
+# build/bench-inventory, classified with the release wheel; wall time and peak RSS.
+.PHONY: bench-reconcile-inventory
+bench-reconcile-inventory:
+	$(MAKE) py-install PY_PROFILE=release
+	PYTHONDONTWRITEBYTECODE=1 $(VPY) $(PY_DIR)/bench/reconcile_inventory_bench.py
+
 # ---------------------------------------------------------------- portable wheels (issue 18)
 #   wheels          manylinux2014 wheels for x86_64 and aarch64 (maturin --zig: glibc 2.17) and the
 #                   sdist, in $(PY_DIST); auditwheel show must find each wheel consistent with

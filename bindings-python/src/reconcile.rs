@@ -7,7 +7,7 @@
 
 use pyo3::prelude::*;
 use rlmeta::batch::{Batches, ReadOptions};
-use rlmeta::reconcile::{self, Layout, Ledger, Object, PRESETS, Params};
+use rlmeta::reconcile::{self, Classifier, Emitted, Layout, Ledger, Object, PRESETS, Params};
 
 use crate::run;
 
@@ -46,11 +46,84 @@ type Total = (Option<u32>, &'static str, u64, u64, u64, u64);
 /// `(name, templates, size_file, required_files)`.
 type LayoutOut = (String, Vec<String>, Option<String>, Vec<String>);
 type Result_ = (Vec<Tp>, Vec<Seg>, Vec<Obj>, Vec<Total>, Vec<u32>, Vec<u32>);
+/// An object given back by the streaming classifier: `(ordinal, key, size, last_modified_ms)`
+/// and its verdict as [`Obj`].
+type Kept = ((u32, String, u64, i64), Obj);
+/// The end of a streaming classification: `(partitions, segments, totals, needs_person,
+/// objects that waited, objects fed)`.
+type Finish = (Vec<Tp>, Vec<Seg>, Vec<Total>, Vec<u32>, Vec<Kept>, u64);
+
+fn kept(e: Emitted) -> Kept {
+    let o = e.finding;
+    (
+        (
+            e.ordinal,
+            e.object.key,
+            e.object.size,
+            e.object.last_modified_ms,
+        ),
+        (
+            o.class.name(),
+            o.segment,
+            o.segment_id.map(|u| u.to_string()),
+            o.partition,
+            o.file,
+            o.safe_to_delete,
+            o.note,
+        ),
+    )
+}
+
+fn segs(v: Vec<reconcile::SegmentFinding>) -> Vec<Seg> {
+    v.into_iter()
+        .map(|s| {
+            (
+                s.id.to_string(),
+                s.partition,
+                s.class.name(),
+                s.state.id(),
+                s.since_ms,
+                (s.start_offset, s.end_offset, s.segment_size_in_bytes),
+                s.kafka_knows,
+                s.objects,
+                s.object_bytes,
+                s.missing_files,
+                s.covered,
+                s.why,
+            )
+        })
+        .collect()
+}
+
+fn tps(v: &[rlmeta::model::TopicIdPartition]) -> Vec<Tp> {
+    v.iter()
+        .map(|t| (t.topic_id.to_string(), t.topic.clone(), t.partition))
+        .collect()
+}
+
+fn totals(
+    t: &std::collections::BTreeMap<(Option<u32>, &'static str), reconcile::Tally>,
+) -> Vec<Total> {
+    t.iter()
+        .map(|((p, c), t)| {
+            (
+                *p,
+                *c,
+                t.segments,
+                t.objects,
+                t.object_bytes,
+                t.segment_bytes,
+            )
+        })
+        .collect()
+}
 
 /// What a replay of metadata records tells about every segment they name (the core's `Ledger`).
 #[pyclass(module = "rlmeta._native", name = "Ledger")]
 pub struct Ledger_ {
     ledger: Ledger,
+    /// The streaming classification under way (`classify_start` .. `classify_finish`).
+    classifier: Option<Classifier>,
 }
 
 #[pymethods]
@@ -59,6 +132,7 @@ impl Ledger_ {
     fn new() -> Self {
         Ledger_ {
             ledger: Ledger::new(),
+            classifier: None,
         }
     }
 
@@ -136,29 +210,8 @@ impl Ledger_ {
                 },
             )?;
             Ok((
-                r.partitions
-                    .iter()
-                    .map(|t| (t.topic_id.to_string(), t.topic.clone(), t.partition))
-                    .collect(),
-                r.segments
-                    .into_iter()
-                    .map(|s| {
-                        (
-                            s.id.to_string(),
-                            s.partition,
-                            s.class.name(),
-                            s.state.id(),
-                            s.since_ms,
-                            (s.start_offset, s.end_offset, s.segment_size_in_bytes),
-                            s.kafka_knows,
-                            s.objects,
-                            s.object_bytes,
-                            s.missing_files,
-                            s.covered,
-                            s.why,
-                        )
-                    })
-                    .collect(),
+                tps(&r.partitions),
+                segs(r.segments),
                 r.objects
                     .into_iter()
                     .map(|o| {
@@ -173,21 +226,80 @@ impl Ledger_ {
                         )
                     })
                     .collect(),
-                r.totals
-                    .iter()
-                    .map(|((p, c), t)| {
-                        (
-                            *p,
-                            *c,
-                            t.segments,
-                            t.objects,
-                            t.object_bytes,
-                            t.segment_bytes,
-                        )
-                    })
-                    .collect(),
+                totals(&r.totals),
                 r.safe_to_delete,
                 r.needs_person,
+            ))
+        })
+    }
+
+    /// Starts a classification fed a chunk at a time (the core's `Classifier`, live objects not
+    /// given back); a previous one is dropped.
+    #[pyo3(signature = (layout, now_ms, grace_ms, metadata_as_of_ms=None, listing_as_of_ms=None))]
+    fn classify_start(
+        &mut self,
+        py: Python<'_>,
+        layout: &str,
+        now_ms: i64,
+        grace_ms: i64,
+        metadata_as_of_ms: Option<i64>,
+        listing_as_of_ms: Option<i64>,
+    ) -> PyResult<()> {
+        let layout = Layout::parse(layout).map_err(|e| crate::to_py_err(py, &e))?;
+        let p = Params {
+            now_ms,
+            grace_ms,
+            metadata_as_of_ms,
+            listing_as_of_ms,
+        };
+        let c = Classifier::new(&self.ledger, layout, p, false)
+            .map_err(|e| crate::to_py_err(py, &e))?;
+        self.classifier = Some(c);
+        Ok(())
+    }
+
+    /// Feeds the next `(key, size, last_modified_ms)` objects; returns those known not live.
+    fn classify_feed(
+        &mut self,
+        py: Python<'_>,
+        chunk: Vec<(String, u64, i64)>,
+    ) -> PyResult<Vec<Kept>> {
+        let Ledger_ { ledger, classifier } = self;
+        let Some(c) = classifier.as_mut() else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "classify_feed before classify_start",
+            ));
+        };
+        run(py, usize::MAX, move || {
+            let chunk = chunk
+                .into_iter()
+                .map(|(key, size, last_modified_ms)| Object {
+                    key,
+                    size,
+                    last_modified_ms,
+                })
+                .collect();
+            Ok(c.feed(ledger, chunk)?.into_iter().map(kept).collect())
+        })
+    }
+
+    /// Ends the classification: the segment side, the objects that waited, the totals.
+    fn classify_finish(&mut self, py: Python<'_>) -> PyResult<Finish> {
+        let Some(c) = self.classifier.take() else {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "classify_finish before classify_start",
+            ));
+        };
+        let ledger = &self.ledger;
+        run(py, usize::MAX, move || {
+            let f = c.finish(ledger)?;
+            Ok((
+                tps(&f.partitions),
+                segs(f.segments),
+                totals(&f.totals),
+                f.needs_person,
+                f.emitted.into_iter().map(kept).collect(),
+                f.objects,
             ))
         })
     }

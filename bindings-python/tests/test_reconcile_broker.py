@@ -342,9 +342,14 @@ def test_s3_store_in_aivens_layout_with_pagination(scene, s3, capsys, monkeypatc
     # The broker's metadata (every segment it ever named) says what Aiven's RSM would have written.
     ledger, _ = cli._ledger(cli.build_parser().parse_args(
         ["reconcile", "--bootstrap-server", b.bootstrap, "--store", "-", "--no-progress"]))
-    doc = _reconcile.classify(ledger, [], "aiven", int(time.time() * 1000), 0)
-    live = [s for s in doc.segments if s["state"] == "COPY_SEGMENT_FINISHED"]
-    gone = [s for s in doc.segments if s["state"] == "DELETE_SEGMENT_FINISHED"]
+    # (every segment, deleted ones too: the core's whole-listing reconcile lists them all; the
+    # streaming classify only those needing attention)
+    parts, segs, *_ = ledger.reconcile([], "aiven", int(time.time() * 1000), 0)
+    names = [f"{t}-{p} ({i})" for i, t, p in parts]
+    segments = [{"segmentId": s[0], "partition": names[s[1]], "state": _reconcile.STATE_NAMES[s[3]], "startOffset": s[5][0]}
+                for s in segs]
+    live = [s for s in segments if s["state"] == "COPY_SEGMENT_FINISHED"]
+    gone = [s for s in segments if s["state"] == "DELETE_SEGMENT_FINISHED"]
     assert len(live) >= 4 and gone
     tid = live[0]["partition"].split("(")[1].rstrip(")")
 

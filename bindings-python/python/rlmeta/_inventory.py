@@ -7,8 +7,8 @@ files (CSV, gzipped, its keys URL-encoded; ORC; Parquet; the columnar ones throu
 checked against the manifest's MD5 and read a batch at a time into the listing's rows (key without
 the store's prefix, size, last-modified ms); every error names the file and the field. Never: a
 rule. How old the inventory is goes to the core as the listing's time (a segment whose latest
-record came after it, less the grace, is not judged by it), and a deletion is never planned from
-an inventory alone (``--delete`` lists the store itself).
+record came after it, less the grace, is not judged by it), and a deletion is never made on an
+inventory's word alone (``--delete`` reads each planned key again from the store with HEAD).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ class Inventory:
         names = [col for _, col in NEEDED]
         try:
             if self.format == "Parquet":
-                batches = pq.ParquetFile(path).iter_batches(batch_size=PAGE, columns=names)
+                batches = pq.ParquetFile(path, pre_buffer=False).iter_batches(batch_size=PAGE, columns=names)
             else:
                 f = orc.ORCFile(path)
                 batches = (f.read_stripe(i, columns=names) for i in range(f.nstripes))

@@ -1,7 +1,9 @@
 """``rlmeta reconcile``: the metadata held against the remote store itself (issue 21).
 
 Owns: the hosts' half: listing a store (a local directory, or any S3-compatible bucket, pages of
-1,000 keys followed), feeding the core's ledger the metadata records, printing the report, and
+1,000 keys followed; every store gives ``pages(progress)``), feeding the core's ledger the metadata
+records and the core's classifier the listing a page at a time (keeping only the objects that are
+not live, so memory is the ledger's, never the store's), printing the report, and
 ``--delete``: re-listing and re-reading just before deleting, deleting only what both plans call
 safe, and journaling every deletion. Never: a rule (every class, total and the cleanup plan are
 the core's ``reconcile``), or a write to ``__remote_log_metadata``.
@@ -15,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 
@@ -38,7 +40,10 @@ class LocalStore:
         self.root = Path(root)
         self.name = f"file://{self.root.resolve()}"
 
-    def list(self, progress: bool) -> List[Listed]:
+    PAGE = 1000
+
+    def pages(self, progress: bool) -> Iterator[List[Listed]]:
+        """The files under the root, a page of up to PAGE at a time."""
         if not self.root.is_dir():
             raise StoreError(f"cannot list {self.name}: not a directory")
         if not os.access(self.root, os.R_OK | os.X_OK):
@@ -46,21 +51,32 @@ class LocalStore:
         out: List[Listed] = []
         bar = _bar(progress, "Listing")
         errors: List[str] = []
-        for dirpath, _, files in os.walk(self.root, onerror=lambda e: errors.append(str(e))):
-            for f in files:
-                p = Path(dirpath) / f
-                try:
-                    st = p.stat()
-                except OSError as e:  # removed while listing: not there
-                    if not isinstance(e, FileNotFoundError):
-                        errors.append(str(e))
-                    continue
-                out.append((p.relative_to(self.root).as_posix(), st.st_size, st.st_mtime_ns // 1_000_000))
-            bar.update(len(files))
-        bar.close()
+        try:
+            for dirpath, _, files in os.walk(self.root, onerror=lambda e: errors.append(str(e))):
+                for f in files:
+                    p = Path(dirpath) / f
+                    try:
+                        st = p.stat()
+                    except OSError as e:  # removed while listing: not there
+                        if not isinstance(e, FileNotFoundError):
+                            errors.append(str(e))
+                        continue
+                    out.append((p.relative_to(self.root).as_posix(), st.st_size, st.st_mtime_ns // 1_000_000))
+                    if len(out) >= self.PAGE:
+                        yield out
+                        out = []
+                bar.update(len(files))
+                if errors:
+                    raise StoreError(f"cannot list {self.name}: {errors[0]}")
+        finally:
+            bar.close()
         if errors:
             raise StoreError(f"cannot list {self.name}: {errors[0]}")
-        return out
+        if out:
+            yield out
+
+    def list(self, progress: bool) -> List[Listed]:
+        return [o for page in self.pages(progress) for o in page]
 
     def delete(self, keys: Sequence[str]) -> List[Tuple[str, Optional[str]]]:
         """Deletes keys; returns (key, error or None) for each. Empty directories left behind
@@ -101,27 +117,42 @@ class S3Store:
         session = boto3.session.Session(profile_name=profile) if profile else boto3.session.Session()
         self.client = session.client("s3", endpoint_url=endpoint_url, region_name=region,
                                      config=Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=10, read_timeout=60))
-        self.pages = 0
+        self.requests = 0
 
-    def list(self, progress: bool) -> List[Listed]:
+    def pages(self, progress: bool) -> Iterator[List[Listed]]:
+        """The bucket's keys under the prefix, a page of up to PAGE (one request) at a time."""
         from botocore.exceptions import BotoCoreError, ClientError
 
-        out: List[Listed] = []
         bar = _bar(progress, "Listing")
         try:
             pages = self.client.get_paginator("list_objects_v2").paginate(
                 Bucket=self.bucket, Prefix=self.prefix, PaginationConfig={"PageSize": self.PAGE})
             for page in pages:
-                self.pages += 1
+                self.requests += 1
                 contents = page.get("Contents", [])
-                for o in contents:
-                    out.append((o["Key"][len(self.prefix):], int(o["Size"]), int(o["LastModified"].timestamp() * 1000)))
+                yield [(o["Key"][len(self.prefix):], int(o["Size"]), int(o["LastModified"].timestamp() * 1000)) for o in contents]
                 bar.update(len(contents))
         except (ClientError, BotoCoreError) as e:
             raise StoreError(f"cannot list {self.name}: {e}") from e
         finally:
             bar.close()
-        return out
+
+    def list(self, progress: bool) -> List[Listed]:
+        return [o for page in self.pages(progress) for o in page]
+
+    def head(self, key: str) -> Optional[Tuple[int, int]]:
+        """(size, last-modified ms) of one key now, None if it is gone."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            r = self.client.head_object(Bucket=self.bucket, Key=self.prefix + key)
+        except ClientError as e:
+            if str(e.response.get("Error", {}).get("Code")) in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise StoreError(f"cannot read {self.name}{key}: {e}") from e
+        except BotoCoreError as e:
+            raise StoreError(f"cannot read {self.name}{key}: {e}") from e
+        return int(r["ContentLength"]), int(r["LastModified"].timestamp() * 1000)
 
     def delete(self, keys: Sequence[str]) -> List[Tuple[str, Optional[str]]]:
         from botocore.exceptions import BotoCoreError, ClientError
@@ -171,7 +202,8 @@ def _bar(progress: bool, desc: str) -> Any:
 # ---------------------------------------------------------------------------------------------- the core's answer
 @dataclass(frozen=True)
 class Finding:
-    """What the core found; indices as the core gives them."""
+    """What the core found: every segment; of the objects, only those not live (a live object
+    is counted in the totals, never held); ``safe`` indexes ``objects``, ``person`` ``segments``."""
 
     partitions: List[str]
     segments: List[Dict[str, Any]]
@@ -179,33 +211,46 @@ class Finding:
     totals: List[Dict[str, Any]]
     safe: List[int]
     person: List[int]
-    listing: List[Listed]
+    listed: int
 
 
 STATE_NAMES = {0: "COPY_SEGMENT_STARTED", 1: "COPY_SEGMENT_FINISHED", 2: "DELETE_SEGMENT_STARTED", 3: "DELETE_SEGMENT_FINISHED"}
 
 
-def classify(ledger: Any, listing: List[Listed], layout: str, now_ms: int, grace_ms: int,
+def classify(ledger: Any, listing: Union[List[Listed], Iterable[List[Listed]]], layout: str, now_ms: int, grace_ms: int,
              metadata_as_of_ms: Optional[int] = None, listing_as_of_ms: Optional[int] = None) -> Finding:
-    """metadata_as_of_ms: None for the live topic read to its end; for files, how recent they are
+    """Classifies a listing against the ledger, a page at a time: ``listing`` is the rows, or an
+    iterable of pages of rows (a store's ``pages()``). Memory: the ledger and the objects that are
+    not live, never the listing.
+    metadata_as_of_ms: None for the live topic read to its end; for files, how recent they are
     (the core never plans to delete an object modified after that, less the grace).
     listing_as_of_ms: None for a listing made now; for an inventory, when it was made (the core
     does not judge a segment by it whose latest record came after that, less the grace)."""
-    parts, segs, objs, totals, safe, person = ledger.reconcile(listing, layout, now_ms, grace_ms, metadata_as_of_ms,
-                                                               listing_as_of_ms)
+    if isinstance(listing, list) and (not listing or isinstance(listing[0], tuple)):
+        listing = [listing]  # type: ignore[list-item]
+    ledger.classify_start(layout, now_ms, grace_ms, metadata_as_of_ms, listing_as_of_ms)
+    kept: List[Any] = []
+    for page in listing:
+        if page:
+            kept += ledger.classify_feed(page)
+    parts, segs, totals, person, waited, listed = ledger.classify_finish()
+    kept += waited
+    kept.sort(key=lambda k: k[0][0])
     names = [f"{t}-{p} ({i})" for i, t, p in parts]
+    key_of = {k[0][0]: k[0][1] for k in kept}
     segments = [{
         "segmentId": s[0], "partition": names[s[1]], "class": s[2], "state": STATE_NAMES.get(s[3], s[3]), "sinceMs": s[4],
         "startOffset": s[5][0], "endOffset": s[5][1], "segmentSizeInBytes": s[5][2], "kafkaKnows": s[6],
-        "objects": [listing[i][0] for i in s[7]], "objectBytes": s[8], "missingFiles": s[9], "covered": s[10], "why": s[11],
+        "objects": [key_of[i] for i in s[7]], "objectBytes": s[8], "missingFiles": s[9], "covered": s[10], "why": s[11],
     } for s in segs]
     objects = [{
-        "key": listing[i][0], "size": listing[i][1], "lastModifiedMs": listing[i][2], "class": o[0],
+        "key": key, "size": size, "lastModifiedMs": modified, "class": o[0],
         "segmentId": o[2], "partition": None if o[3] is None else names[o[3]], "file": o[4], "safeToDelete": o[5], "note": o[6],
-    } for i, o in enumerate(objs)]
+    } for (_, key, size, modified), o in kept]
+    safe = [i for i, o in enumerate(objects) if o["safeToDelete"]]
     tot = [{"partition": None if p is None else names[p], "class": c, "segments": ns, "objects": no, "objectBytes": ob, "segmentBytes": sb}
            for p, c, ns, no, ob, sb in totals]
-    return Finding(names, segments, objects, tot, safe, person, listing)
+    return Finding(names, segments, objects, tot, safe, person, listed)
 
 
 # ---------------------------------------------------------------------------------------------- report
@@ -286,6 +331,9 @@ def report_text(f: Finding, store: str, layout: str, grace_ms: int, source: str)
 
 
 def report_json(f: Finding, store: str, layout: str, grace_ms: int, now_ms: int) -> Dict[str, Any]:
+    """The report as JSON: segments other than deleted ones, each with the keys of its objects
+    unless it is live (a live segment's objects are counted in ``objectBytes`` and the totals,
+    never held: the report is bounded by what needs attention, not by the store)."""
     return {
         "store": store, "layout": layout, "graceMs": grace_ms, "nowMs": now_ms,
         "summary": _class_sums(f), "totals": f.totals,
@@ -297,9 +345,13 @@ def report_json(f: Finding, store: str, layout: str, grace_ms: int, now_ms: int)
 
 
 # ---------------------------------------------------------------------------------------------- delete
-def execute(first: Finding, again: Callable[[], Finding], store: Any, journal: Path, yes: bool) -> Dict[str, Any]:
+def execute(first: Finding, again: Callable[[], Finding], store: Any, journal: Path, yes: bool,
+            head: bool = False) -> Dict[str, Any]:
     """``--delete``: a dry run unless ``yes``; else re-lists and re-reads (``again``) and deletes
-    only objects both plans call safe, unchanged in size and time, journaling each deletion."""
+    only objects both plans call safe, unchanged in size and time, journaling each deletion.
+    ``head``: the listing is an inventory (up to a day old): each key both plans call safe is
+    also read from the store itself (``store.head``) and deleted only if it is still there with
+    the inventory's size and last-modified second."""
     planned = {first.objects[i]["key"]: first.objects[i] for i in first.safe}
     if not yes:
         return {"dryRun": True, "wouldDelete": sorted(planned), "bytes": sum(o["size"] for o in planned.values())}
@@ -307,6 +359,12 @@ def execute(first: Finding, again: Callable[[], Finding], store: Any, journal: P
     now_safe = {second.objects[i]["key"]: second.objects[i] for i in second.safe}
     keys = sorted(k for k, o in planned.items()
                   if k in now_safe and (now_safe[k]["size"], now_safe[k]["lastModifiedMs"]) == (o["size"], o["lastModifiedMs"]))
+    if head:
+        def unchanged(k: str) -> bool:
+            now = store.head(k)
+            return now is not None and (now[0], now[1] // 1000) == (planned[k]["size"], planned[k]["lastModifiedMs"] // 1000)
+
+        keys = [k for k in keys if unchanged(k)]
     skipped = sorted(set(planned) - set(keys))
     deleted, failed = [], []
     with open(journal, "a", encoding="utf-8") as j:

@@ -589,9 +589,6 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         _native.parse_layout(args.layout)
         store = _reconcile.open_store(args.store, args.endpoint_url, args.region, args.profile, args.gcs_project,
                                       args.azure_connection_string)
-        if args.inventory and args.delete:
-            raise ValueError("--delete lists the store itself just before deleting: give it without --inventory "
-                             "(an inventory is up to a day old; use it to find what to clean, then --delete to clean)")
         inventory = open_inventory(args.inventory, store) if args.inventory else None
     except (ValueError, _native.RlmetaError, _reconcile.StoreError, InventoryError) as e:
         return fail(str(e))
@@ -599,23 +596,26 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
 
     def run() -> Tuple[_reconcile.Finding, str, int]:
         ledger, source = _ledger(args)
-        listing = inventory.list(progress) if inventory is not None else store.list(progress)
+        pages = inventory.pages(progress) if inventory is not None else store.pages(progress)
         now = args.now_ms if args.now_ms is not None else int(time.time() * 1000)
         # files are a snapshot: as recent as their newest record, no more (objects modified later,
         # less the grace, may be uploads they do not know yet: the core never plans to delete them)
         as_of = None if args.bootstrap_server else (ledger.newest_event_ms() or 0)
         listed_at = inventory.created_ms if inventory is not None else None
+        found = _reconcile.classify(ledger, pages, args.layout, now, grace, as_of, listed_at)
         if listed_at is not None:
             source += (f"; listing: {inventory.name}, {_age(max(0, now - listed_at))} before now "
                        f"({inventory.rows:,} rows)")
-        return _reconcile.classify(ledger, listing, args.layout, now, grace, as_of, listed_at), source, now
+        return found, source, now
 
     try:
         found, source, now = run()
         result = None
         if args.delete:
             journal = Path(args.journal or "rlmeta-reconcile-journal.jsonl")
-            result = _reconcile.execute(found, lambda: run()[0], store, journal, args.yes)
+            # with an inventory (up to a day old) every key both runs call safe is read again from
+            # the store itself (HEAD) and deleted only if unchanged since the inventory
+            result = _reconcile.execute(found, lambda: run()[0], store, journal, args.yes, head=inventory is not None)
     except (ValueError, _reconcile.StoreError, _reconcile.MetadataError, InventoryError, *_security_errors()) as e:
         return fail(str(e))
     except _native.RlmetaError as e:
@@ -695,7 +695,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "gs://BUCKET/PREFIX or az://CONTAINER/PREFIX")
     rec.add_argument("--inventory", metavar="MANIFEST", help="list the bucket from an S3 Inventory report instead of the "
                      "API: its manifest.json, s3://BUCKET/KEY or a local copy (CSV, ORC or Parquet; Key, Size and "
-                     "LastModifiedDate enabled); segments newer than the report, less the grace, are not judged by it")
+                     "LastModifiedDate enabled); segments newer than the report, less the grace, are not judged by it; "
+                     "with --delete each planned key is read again with HEAD and deleted only if unchanged")
     rec.add_argument("--layout", default="aiven", help="a preset (below) or a template spec (default: aiven)")
     rec.add_argument("--endpoint-url", help="S3-compatible endpoint (default: AWS's)")
     rec.add_argument("--region", help="S3 region (default: as AWS tools find it)")

@@ -25,17 +25,19 @@
 //!   safe.
 
 pub mod layout;
+mod stream;
 
 use std::collections::{BTreeMap, HashMap};
 
 use crate::cache::Store;
 use crate::cache::hash::UuidHash;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::key::RecordKey;
 use crate::model::{PartitionDeleteState, SegmentState, TopicIdPartition, Uuid};
 use crate::record::{Plain, PlainPartition, Record, decode_value, read_plain};
 
 pub use layout::{Field, KeyFields, KeyMatch, Layout, PRESETS, Template};
+pub use stream::{Classifier, Emitted, Finished};
 
 /// What every record said about one segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -443,391 +445,24 @@ pub fn reconcile(
     layout: &Layout,
     p: Params,
 ) -> Result<Reconciliation> {
-    if p.grace_ms < 0 {
-        return Err(Error::field(
-            ErrorKind::InvalidArgument,
-            "grace",
-            format!(
-                "the grace period must not be negative (got {} ms)",
-                p.grace_ms
-            ),
-        ));
-    }
-    let mut partitions = ledger.parts.clone();
-    let mut part_of: HashMap<TopicIdPartition, u32> = partitions
+    let mut c = Classifier::new(ledger, layout.clone(), p, true)?;
+    let mut all = c.feed(ledger, listing.to_vec())?;
+    let done = c.finish(ledger)?;
+    all.extend(done.emitted);
+    all.sort_unstable_by_key(|e| e.ordinal);
+    debug_assert_eq!(all.len(), listing.len());
+    let safe_to_delete = all
         .iter()
-        .enumerate()
-        .map(|(i, tp)| (tp.clone(), i as u32))
-        .collect();
-
-    // Objects by segment id, and the verdicts of the ones that match nothing.
-    let mut objects: Vec<ObjectFinding> = Vec::with_capacity(listing.len());
-    let mut by_segment: HashMap<Uuid, Vec<u32>, UuidHash> = HashMap::default();
-    let mut matched = 0usize;
-    for (i, o) in listing.iter().enumerate() {
-        let f = match layout.match_key(&o.key) {
-            KeyMatch::Matched(f) => f,
-            KeyMatch::NoMatch => {
-                objects.push(unmatched(
-                    "no template of the layout matches the key".into(),
-                ));
-                continue;
-            }
-            KeyMatch::Ambiguous(t) => {
-                objects.push(unmatched(format!(
-                    "template {t:?} matches the key in more than one way"
-                )));
-                continue;
-            }
-        };
-        matched += 1;
-        let idx = i as u32;
-        let partition = match ledger.named.get(&f.segment_id) {
-            Some(n) => {
-                let tp = &ledger.parts[n.partition as usize];
-                if let Some(why) = disagreement(&f, tp, n) {
-                    objects.push(unmatched(format!(
-                        "names segment {} but {why}",
-                        f.segment_id
-                    )));
-                    continue;
-                }
-                Some(n.partition)
-            }
-            None => match (f.topic, f.topic_id, f.partition) {
-                (Some(t), Some(id), Some(p)) => {
-                    let tp = TopicIdPartition {
-                        topic_id: id,
-                        topic: t.to_owned(),
-                        partition: p,
-                    };
-                    let next = partitions.len() as u32;
-                    let i = *part_of.entry(tp.clone()).or_insert_with(|| {
-                        partitions.push(tp);
-                        next
-                    });
-                    Some(i)
-                }
-                _ => None,
-            },
-        };
-        by_segment.entry(f.segment_id).or_default().push(idx);
-        objects.push(ObjectFinding {
-            class: ObjectClass::Orphaned,
-            segment: None,
-            segment_id: Some(f.segment_id),
-            partition,
-            file: f.file.to_owned(),
-            safe_to_delete: false,
-            note: None,
-        });
-    }
-    if matched == 0 && !listing.is_empty() {
-        let templates: Vec<&str> = layout.templates.iter().map(|t| t.text.as_str()).collect();
-        return Err(Error::field(
-            ErrorKind::LayoutMismatch,
-            "layout",
-            format!(
-                "layout {} ({}) matches none of the {} listed objects (first key: {:?}): \
-                 wrong layout or prefix?",
-                layout.name,
-                templates.join(" | "),
-                listing.len(),
-                listing[0].key
-            ),
-        ));
-    }
-
-    // Finished segments' offset ranges per partition, merged, for the coverage rule.
-    let mut finished: HashMap<u32, Vec<(i64, i64)>, UuidHash> = HashMap::default();
-    // Kafka's state where its cache holds the segment (then it serves it: never deleted here),
-    // else the latest record's; and whether the segment is deleted.
-    let verdict = |id: Uuid, n: &Named| {
-        let cached = ledger
-            .store
-            .partition_cache(&ledger.parts[n.partition as usize])
-            .and_then(|c| c.segment(id))
-            .map(|m| m.state);
-        match cached {
-            Some(s) => (s, false, true),
-            None => (n.last_state, deleted(n), false),
-        }
-    };
-    for (id, n) in &ledger.named {
-        let (state, is_deleted, _) = verdict(*id, n);
-        if state == SegmentState::CopySegmentFinished && !is_deleted {
-            if let (Some(s), Some(e)) = (n.start_offset, n.end_offset) {
-                finished.entry(n.partition).or_default().push((s, e));
-            }
-        }
-    }
-    for r in finished.values_mut() {
-        r.sort_unstable();
-        let mut merged: Vec<(i64, i64)> = Vec::with_capacity(r.len());
-        for &(s, e) in r.iter() {
-            match merged.last_mut() {
-                Some(last) if s <= last.1.saturating_add(1) => last.1 = last.1.max(e),
-                _ => merged.push((s, e)),
-            }
-        }
-        *r = merged;
-    }
-    let covered = |part: u32, s: i64, e: i64| {
-        finished.get(&part).is_some_and(|r| {
-            let i = r.partition_point(|x| x.0 <= s);
-            i > 0 && r[i - 1].1 >= e
-        })
-    };
-
-    let mut ids: Vec<(&Uuid, &Named)> = ledger.named.iter().collect();
-    ids.sort_unstable_by_key(|(id, n)| (n.partition, n.start_offset, **id));
-    let mut segments = Vec::with_capacity(ids.len());
-    for (id, n) in ids {
-        let (state, is_deleted, kafka_knows) = verdict(*id, n);
-        let objs = by_segment.remove(id).unwrap_or_default();
-        let present: Vec<&str> = objs
-            .iter()
-            .map(|i| objects[*i as usize].file.as_str())
-            .collect();
-        let missing: Vec<String> = layout
-            .required_files
-            .iter()
-            .filter(|f| !present.contains(&f.as_str()))
-            .cloned()
-            .collect();
-        let object_bytes: u64 = objs.iter().map(|i| listing[*i as usize].size).sum();
-        let age = p.now_ms.saturating_sub(n.since_ms);
-        let mut is_covered = false;
-        // Seconds the segment's latest record came after the listing, less the grace, if it did.
-        let after_listing = p
-            .listing_as_of_ms
-            .map(|l| n.since_ms - (l - p.grace_ms))
-            .filter(|&d| d > 0)
-            .map(|d| d / 1000);
-        let (class, why) = if is_deleted {
-            let how = if n.partition_deleted {
-                "its partition was deleted"
-            } else if state == SegmentState::DeleteSegmentFinished {
-                "DELETE_SEGMENT_FINISHED"
-            } else {
-                "its key was tombstoned"
-            };
-            if objs.is_empty() {
-                (SegmentClass::Deleted, how.to_owned())
-            } else if let Some(after) = after_listing {
-                (
-                    SegmentClass::Deleted,
-                    format!(
-                        "{how} {after} s after the listing less the grace: its {} object(s) there may be gone since",
-                        objs.len()
-                    ),
-                )
-            } else {
-                (
-                    SegmentClass::Leaked,
-                    format!("{how}, yet {} object(s) remain", objs.len()),
-                )
-            }
-        } else {
-            match state {
-                SegmentState::CopySegmentFinished => {
-                    let size_obj = layout
-                        .size_file
-                        .as_ref()
-                        .and_then(|sf| objs.iter().find(|i| objects[**i as usize].file == *sf));
-                    let want = n.segment_size_in_bytes.map(|s| s as u64);
-                    if let Some(after) =
-                        after_listing.filter(|_| objs.is_empty() || !missing.is_empty())
-                    {
-                        (
-                            SegmentClass::CopyInProgress,
-                            format!(
-                                "COPY_SEGMENT_FINISHED {after} s after the listing less the grace: the listing may predate its objects"
-                            ),
-                        )
-                    } else if objs.is_empty() {
-                        (
-                            SegmentClass::Dangling,
-                            "COPY_SEGMENT_FINISHED, no object in the store".to_owned(),
-                        )
-                    } else if !missing.is_empty() {
-                        (
-                            SegmentClass::Dangling,
-                            format!("COPY_SEGMENT_FINISHED, missing {}", missing.join(", ")),
-                        )
-                    } else if let (Some(i), Some(want)) = (size_obj, want) {
-                        let got = listing[*i as usize].size;
-                        if got == want {
-                            (SegmentClass::Live, String::new())
-                        } else {
-                            (
-                                SegmentClass::SizeMismatch,
-                                format!(
-                                    "{} holds {got} bytes, segmentSizeInBytes is {want}",
-                                    listing[*i as usize].key
-                                ),
-                            )
-                        }
-                    } else {
-                        (SegmentClass::Live, String::new())
-                    }
-                }
-                SegmentState::CopySegmentStarted if age > p.grace_ms => {
-                    is_covered = match (n.start_offset, n.end_offset) {
-                        (Some(s), Some(e)) => covered(n.partition, s, e),
-                        _ => false,
-                    };
-                    (
-                        SegmentClass::AbandonedUpload,
-                        format!(
-                            "COPY_SEGMENT_STARTED {} s ago, {} object(s){}",
-                            age / 1000,
-                            objs.len(),
-                            if is_covered {
-                                ", its offsets re-uploaded by finished segments"
-                            } else {
-                                ", offsets not covered by finished segments"
-                            }
-                        ),
-                    )
-                }
-                SegmentState::CopySegmentStarted => (
-                    SegmentClass::CopyInProgress,
-                    format!(
-                        "COPY_SEGMENT_STARTED {} s ago, within the grace",
-                        age / 1000
-                    ),
-                ),
-                SegmentState::DeleteSegmentStarted if age > p.grace_ms => (
-                    SegmentClass::StuckDeletion,
-                    format!(
-                        "DELETE_SEGMENT_STARTED {} s ago, {} object(s) left",
-                        age / 1000,
-                        objs.len()
-                    ),
-                ),
-                SegmentState::DeleteSegmentStarted => (
-                    SegmentClass::DeletionInProgress,
-                    format!(
-                        "DELETE_SEGMENT_STARTED {} s ago, within the grace",
-                        age / 1000
-                    ),
-                ),
-                // Kafka's cache drops a segment at DELETE_SEGMENT_FINISHED, so `deleted` took it.
-                SegmentState::DeleteSegmentFinished => {
-                    (SegmentClass::Deleted, "DELETE_SEGMENT_FINISHED".to_owned())
-                }
-            }
-        };
-        let seg_index = segments.len() as u32;
-        for i in &objs {
-            let o = &mut objects[*i as usize];
-            o.class = ObjectClass::Segment(class);
-            o.segment = Some(seg_index);
-        }
-        segments.push(SegmentFinding {
-            id: *id,
-            partition: n.partition,
-            class,
-            state,
-            since_ms: n.since_ms,
-            start_offset: n.start_offset,
-            end_offset: n.end_offset,
-            segment_size_in_bytes: n.segment_size_in_bytes,
-            kafka_knows,
-            objects: objs,
-            object_bytes,
-            missing_files: if matches!(
-                class,
-                SegmentClass::Dangling | SegmentClass::AbandonedUpload
-            ) {
-                missing
-            } else {
-                Vec::new()
-            },
-            covered: is_covered,
-            why,
-        });
-    }
-
-    // The plan.
-    let mut safe_to_delete = Vec::new();
-    let mut needs_person = Vec::new();
-    for (i, o) in objects.iter_mut().enumerate() {
-        let eligible = match o.class {
-            ObjectClass::Orphaned => true,
-            ObjectClass::Segment(SegmentClass::Leaked) => true,
-            ObjectClass::Segment(SegmentClass::AbandonedUpload) => {
-                o.segment.is_some_and(|s| segments[s as usize].covered)
-            }
-            _ => false,
-        };
-        if !eligible {
-            continue;
-        }
-        let age = p.now_ms.saturating_sub(listing[i].last_modified_ms);
-        let after_snapshot = p
-            .metadata_as_of_ms
-            .filter(|&as_of| as_of.saturating_sub(listing[i].last_modified_ms) <= p.grace_ms);
-        if let Some(as_of) = after_snapshot {
-            o.note = Some(format!(
-                "last modified {} s after the metadata's newest record less the grace: the snapshot may not know its upload",
-                (listing[i].last_modified_ms - as_of + p.grace_ms) / 1000
-            ));
-        } else if age > p.grace_ms {
-            o.safe_to_delete = true;
-            safe_to_delete.push(i as u32);
-        } else {
-            o.note = Some(format!(
-                "last modified {} s ago, within the grace",
-                age / 1000
-            ));
-        }
-    }
-    for (i, s) in segments.iter().enumerate() {
-        let person = match s.class {
-            SegmentClass::Dangling | SegmentClass::StuckDeletion | SegmentClass::SizeMismatch => {
-                true
-            }
-            SegmentClass::AbandonedUpload => !s.covered,
-            _ => false,
-        };
-        if person {
-            needs_person.push(i as u32);
-        }
-    }
-
-    // Totals.
-    let mut sums: HashMap<(Option<u32>, ObjectClass), Tally, UuidHash> = HashMap::default();
-    for s in &segments {
-        let t = sums
-            .entry((Some(s.partition), ObjectClass::Segment(s.class)))
-            .or_default();
-        t.segments += 1;
-        t.segment_bytes += s.segment_size_in_bytes.map_or(0, |b| b.max(0) as u64);
-    }
-    let mut orphan_ids: HashMap<(Option<u32>, Uuid), (), UuidHash> = HashMap::default();
-    for (o, l) in objects.iter().zip(listing) {
-        let t = sums.entry((o.partition, o.class)).or_default();
-        t.objects += 1;
-        t.object_bytes += l.size;
-        if let (ObjectClass::Orphaned, Some(id)) = (o.class, o.segment_id) {
-            if orphan_ids.insert((o.partition, id), ()).is_none() {
-                t.segments += 1;
-            }
-        }
-    }
-    let totals = sums
-        .into_iter()
-        .map(|((p, c), t)| ((p, c.name()), t))
+        .filter(|e| e.finding.safe_to_delete)
+        .map(|e| e.ordinal)
         .collect();
     Ok(Reconciliation {
-        partitions,
-        segments,
-        objects,
-        totals,
+        partitions: done.partitions,
+        segments: done.segments,
+        objects: all.into_iter().map(|e| e.finding).collect(),
+        totals: done.totals,
         safe_to_delete,
-        needs_person,
+        needs_person: done.needs_person,
     })
 }
 

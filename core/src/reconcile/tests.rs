@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use super::*;
+use crate::error::ErrorKind;
 use crate::record::{
     LeaderEpochEntry, PartitionDeleteMetadataRecord, SegmentIdEntry, SegmentMetadataRecord,
     TopicIdPartitionEntry, Value,
@@ -109,9 +110,8 @@ fn objects(p: i32, n: i64, files: &[&str], log_size: u64, mtime: i64) -> Vec<Obj
 const HOUR: i64 = 3_600_000;
 use SegmentState::*;
 
-/// One segment of each class, and what the plan makes of each.
-#[test]
-fn every_class_and_the_plan() {
+/// One segment of each class: the ledger and the listing of `every_class_and_the_plan`.
+fn scene() -> (Ledger, Vec<Object>) {
     let mut l = Ledger::new();
     let mut off = 0;
     let mut push = |l: &mut Ledger, v: Vec<u8>| {
@@ -152,6 +152,13 @@ fn every_class_and_the_plan() {
         last_modified_ms: 0,
     });
 
+    (l, listing)
+}
+
+/// One segment of each class, and what the plan makes of each.
+#[test]
+fn every_class_and_the_plan() {
+    let (l, listing) = scene();
     let layout = Layout::parse("rlmeta-file").unwrap();
     let r = reconcile(
         &l,
@@ -438,4 +445,78 @@ fn a_layout_that_matches_nothing_and_a_negative_grace_are_errors() {
         )
         .is_ok()
     );
+}
+
+/// The listing fed a chunk at a time, in any order, without live objects kept: the same classes,
+/// totals, plan and needs-a-person as the whole listing at once; no live object given back, and
+/// nothing held for a live segment once its files are all seen.
+#[test]
+fn a_listing_fed_in_chunks_classifies_as_the_whole() {
+    let (l, listing) = scene();
+    let layout = Layout::parse("rlmeta-file").unwrap();
+    let p = Params {
+        now_ms: 10 * HOUR,
+        grace_ms: HOUR,
+        metadata_as_of_ms: None,
+        listing_as_of_ms: Some(5 * HOUR),
+    };
+    let whole = reconcile(&l, &listing, &layout, p).unwrap();
+    let mut reversed = listing.clone();
+    reversed.reverse();
+    for (order, chunk) in [
+        (&listing, 1),
+        (&listing, 4),
+        (&reversed, 3),
+        (&listing, 1000),
+    ] {
+        let mut c = Classifier::new(&l, layout.clone(), p, false).unwrap();
+        let mut got: Vec<Emitted> = Vec::new();
+        for part in order.chunks(chunk) {
+            got.extend(c.feed(&l, part.to_vec()).unwrap());
+        }
+        if std::ptr::eq(order, &listing) {
+            // Live segments 1 and 5 are complete: nothing of them waits; the objects of dangling 2
+            // (4) and of size mismatch 3 (5) do.
+            assert_eq!(c.waiting(), 4 + 5, "chunks of {chunk}");
+        }
+        let done = c.finish(&l).unwrap();
+        got.extend(done.emitted);
+        assert_eq!(done.totals, whole.totals, "chunks of {chunk}");
+        let person = |v: &[SegmentFinding], i: &[u32]| {
+            i.iter().map(|i| v[*i as usize].id).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            person(&done.segments, &done.needs_person),
+            person(&whole.segments, &whole.needs_person)
+        );
+        let classes = |v: &[SegmentFinding]| {
+            v.iter()
+                .map(|s| (s.id, s.class, s.why.clone()))
+                .collect::<Vec<_>>()
+        };
+        // Live and deleted segments are counted, not listed.
+        let acting: Vec<SegmentFinding> = whole
+            .segments
+            .iter()
+            .filter(|s| !matches!(s.class, SegmentClass::Live | SegmentClass::Deleted))
+            .cloned()
+            .collect();
+        assert_eq!(classes(&done.segments), classes(&acting));
+        assert!(done.segments.len() < whole.segments.len());
+        assert!(
+            got.iter()
+                .all(|e| e.finding.class != ObjectClass::Segment(SegmentClass::Live))
+        );
+        let mut mine: Vec<(String, ObjectFinding)> =
+            got.into_iter().map(|e| (e.object.key, e.finding)).collect();
+        mine.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut want: Vec<(String, ObjectFinding)> = listing
+            .iter()
+            .zip(&whole.objects)
+            .filter(|(_, o)| o.class != ObjectClass::Segment(SegmentClass::Live))
+            .map(|(l, o)| (l.key.clone(), o.clone()))
+            .collect();
+        want.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(mine, want, "chunks of {chunk}");
+    }
 }
