@@ -46,6 +46,8 @@
 #   reassign-test-lean  the same, 4.4.0 with 1 metadata partition and 3.9.2 with 50 (REASSIGN_LEAN; in make test,
 #                       about 2 minutes a cluster)
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
+#   test-aarch64-broker JUnit: one Kafka 4.4.0 node on the arm64 JVM under qemu-user loads the jar's
+#                       linux-aarch64 native, tiers, reads back from offset 0, restarts (Aarch64BrokerTest)
 #   cluster-test-3.9    the same cluster scenarios on Kafka 3.9.2 brokers (not part of make test: 3.5 minutes more)
 #   cluster-test KAFKA_VERSION=X   the cluster scenarios on brokers of any other Kafka (not part of make test)
 PLUGIN_DIR      := bindings-c/java/plugin
