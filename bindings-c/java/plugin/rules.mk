@@ -119,7 +119,7 @@ cluster-test-3.9: plugin $(KAFKA_BROKERS)/3.9.2.classpath
 
 # One Kafka 4.4.0 node on aarch64: Debian's arm64 OpenJDK (setup-arm64) under qemu-user, the plugin from the
 # one jar by class.path: it must load the jar's linux-aarch64 native, tier, read back from offset 0, restart
-# and read back again (Aarch64BrokerTest; not in make test: emulated, it takes minutes, see docs/PLUGIN.md)
+# and read back again (Aarch64BrokerTest; in make test: about 2 minutes emulated, see docs/PLUGIN.md)
 ARM64_LAUNCHER := qemu-aarch64-static -L $(CURDIR)/$(ARM64_ROOT) $(CURDIR)/$(ARM64_JAVA)
 test-aarch64-broker: plugin setup-arm64
 	@start=$$(date +%s); RLMETA_CLUSTER_TIMEOUT=2400 $(CLUSTER_DIR)/run.sh Aarch64BrokerTest $(PLUGIN_JAR) \
@@ -129,6 +129,8 @@ test-aarch64-broker: plugin setup-arm64
 	  grep '^\[aarch64-broker\]\|^\[cluster\]' $(BUILD)/test-aarch64-broker.log; \
 	  grep -q '^\[aarch64-broker\] PASS' $(BUILD)/test-aarch64-broker.log || { echo "FAILED: test-aarch64-broker"; exit 1; }; \
 	  echo "test-aarch64-broker: passed in $$(( $$(date +%s) - start )) s"
+
+BINDING_TESTS += test-aarch64-broker
 
 # scenario g2 alone (kill -9 between DELETE_SEGMENT_STARTED and FINISHED) on a fresh cluster; it is part of cluster-test
 cluster-kill-delete-test: plugin
