@@ -447,14 +447,14 @@ public final class KafkaCluster implements AutoCloseable {
         restartBroker(id, rlmms.get(id));
     }
 
-    /** SIGTERM, and waits for a clean stop (SIGKILL after 60 s or the start limit, the longer). Returns true if it stopped cleanly. */
+    /** SIGTERM, and waits for a clean stop (SIGKILL after 60 s, or the start limit under a {@link #launcher}). Returns true if it stopped cleanly. */
     public boolean stopBroker(int id) throws InterruptedException {
         Process p = processes.remove(id);
         if (p == null) {
             return true;
         }
         p.destroy();
-        if (p.waitFor(Math.max(60, startLimit.toSeconds()), TimeUnit.SECONDS)) {
+        if (p.waitFor(javaLauncher == null ? 60 : Math.max(60, startLimit.toSeconds()), TimeUnit.SECONDS)) {
             return true;
         }
         p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
