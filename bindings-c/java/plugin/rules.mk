@@ -46,6 +46,8 @@
 #   reassign-test-lean  the same, 4.4.0 with 1 metadata partition and 3.9.2 with 50 (REASSIGN_LEAN; in make test,
 #                       about 2 minutes a cluster)
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
+#   test-aarch64-broker JUnit: one Kafka 4.4.0 node on the arm64 JVM under qemu-user loads the jar's
+#                       linux-aarch64 native, tiers, reads back from offset 0, restarts (Aarch64BrokerTest)
 #   cluster-test-3.9    the same cluster scenarios on Kafka 3.9.2 brokers (not part of make test: 3.5 minutes more)
 #   cluster-test KAFKA_VERSION=X   the cluster scenarios on brokers of any other Kafka (not part of make test)
 PLUGIN_DIR      := bindings-c/java/plugin
@@ -65,7 +67,7 @@ comma := ,
 empty :=
 space := $(empty) $(empty)
 
-.PHONY: reassign-test reassign-test-lean soak soak-test journey-test plugin plugin-test backfill-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
+.PHONY: test-aarch64-broker reassign-test reassign-test-lean soak soak-test journey-test plugin plugin-test backfill-test cluster-test cluster-test-3.9 cluster-stock-test cluster-kill-delete-test secure-test version-matrix-test
 
 PLUGIN_NATIVES := $(BUILD)/plugin-natives
 
@@ -114,6 +116,21 @@ cluster-test: plugin $(if $(KAFKA_VERSION),$(KAFKA_BROKERS)/$(KAFKA_VERSION).cla
 
 cluster-test-3.9: plugin $(KAFKA_BROKERS)/3.9.2.classpath
 	$(call cluster_run,$(CLUSTER_TESTS),cluster-test-3.9,$(PLUGIN_JAR) -Drlmeta.kafka.version=3.9.2 -Drlmeta.broker.classpath.file=$(CURDIR)/$(KAFKA_BROKERS)/3.9.2.classpath)
+
+# One Kafka 4.4.0 node on aarch64: Debian's arm64 OpenJDK (setup-arm64) under qemu-user, the plugin from the
+# one jar by class.path: it must load the jar's linux-aarch64 native, tier, read back from offset 0, restart
+# and read back again (Aarch64BrokerTest; in make test: about 2 minutes emulated, see docs/PLUGIN.md)
+ARM64_LAUNCHER := qemu-aarch64-static -L $(CURDIR)/$(ARM64_ROOT) $(CURDIR)/$(ARM64_JAVA)
+test-aarch64-broker: plugin setup-arm64
+	@start=$$(date +%s); RLMETA_CLUSTER_TIMEOUT=2400 $(CLUSTER_DIR)/run.sh Aarch64BrokerTest $(PLUGIN_JAR) \
+	  '-Drlmeta.arm64.launcher=$(ARM64_LAUNCHER)' >$(BUILD)/test-aarch64-broker.log 2>&1 \
+	  || { grep '^\[aarch64-broker\]\|^\[cluster\]' $(BUILD)/test-aarch64-broker.log; tail -n 60 $(BUILD)/test-aarch64-broker.log; \
+	       echo "FAILED: test-aarch64-broker (log $(BUILD)/test-aarch64-broker.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; }; \
+	  grep '^\[aarch64-broker\]\|^\[cluster\]' $(BUILD)/test-aarch64-broker.log; \
+	  grep -q '^\[aarch64-broker\] PASS' $(BUILD)/test-aarch64-broker.log || { echo "FAILED: test-aarch64-broker"; exit 1; }; \
+	  echo "test-aarch64-broker: passed in $$(( $$(date +%s) - start )) s"
+
+BINDING_TESTS += test-aarch64-broker
 
 # scenario g2 alone (kill -9 between DELETE_SEGMENT_STARTED and FINISHED) on a fresh cluster; it is part of cluster-test
 cluster-kill-delete-test: plugin

@@ -41,6 +41,7 @@ final class NativeLoader {
 
     private static Source source;
     private static Path path;
+    private static String origin;
 
     private NativeLoader() {}
 
@@ -51,16 +52,31 @@ final class NativeLoader {
         String explicit = System.getProperty(LIBRARY_PATH_PROPERTY);
         Path file;
         Source from;
+        String described;
         if (explicit != null && !explicit.isEmpty()) {
             file = Path.of(explicit).toAbsolutePath();
             from = Source.LIBRARY_PATH_PROPERTY;
+            described = "-D" + LIBRARY_PATH_PROPERTY + " " + file;
         } else {
-            file = extract(resourceName());
+            String resource = resourceName();
+            file = extract(resource);
             from = Source.JAR_RESOURCE;
+            described = resource.substring(1) + " (os.arch " + System.getProperty("os.arch", "") + ") from "
+                    + file;
         }
         System.load(file.toString());
         source = from;
         path = file;
+        origin = described;
+    }
+
+    /**
+     * Which library was loaded, for a host's log: the jar resource (naming its platform, e.g.
+     * {@code dev/rlmeta/native/linux-aarch64/librlmeta_c-0.1.0.so}) and this JVM's os.arch, or the
+     * rlmeta.library.path file; null before it is loaded.
+     */
+    static synchronized String origin() {
+        return origin;
     }
 
     /** Where the library was loaded from (null before it is loaded). */

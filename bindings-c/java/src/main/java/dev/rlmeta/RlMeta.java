@@ -18,6 +18,15 @@ public final class RlMeta {
 
     private RlMeta() {}
 
+    /**
+     * The native library this class loaded, for a host's log: e.g.
+     * {@code "dev/rlmeta/native/linux-aarch64/librlmeta_c-0.1.0.so (os.arch aarch64) from /tmp/..."}
+     * for the library of the jar, or {@code "-Drlmeta.library.path /path"}.
+     */
+    public static String nativeLibrary() {
+        return NativeLoader.origin();
+    }
+
     /** The version of the native core, e.g. {@code "0.1.0"}. */
     public static native String version();
 

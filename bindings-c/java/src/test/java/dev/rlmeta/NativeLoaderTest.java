@@ -47,6 +47,10 @@ class NativeLoaderTest {
         List<String> mapped = Files.readAllLines(Path.of("/proc/self/maps")).stream()
                 .filter(l -> l.contains("librlmeta_c")).map(l -> l.substring(l.indexOf('/'))).distinct().toList();
         assertEquals(List.of(loaded.toString()), mapped);
+
+        // what a host logs: the resource (naming the platform), this JVM's os.arch, the file
+        assertEquals(resource.substring(1) + " (os.arch " + System.getProperty("os.arch") + ") from " + loaded,
+                RlMeta.nativeLibrary());
     }
 
     /** Each os.arch a JVM on x86_64 Linux reports (amd64 on Linux, x86_64 elsewhere) picks linux-x86_64. */

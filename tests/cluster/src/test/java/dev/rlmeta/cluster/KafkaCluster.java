@@ -40,7 +40,9 @@ public final class KafkaCluster implements AutoCloseable {
     public static final String PLUGIN_CLASS = "dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager";
     public static final String STOCK_CLASS =
             "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager";
-    private static final Duration START_LIMIT = Duration.ofSeconds(120);
+    private Duration startLimit = Duration.ofSeconds(120);
+    /** the command that runs a node's java, before its options: null for the version's javaHome */
+    private List<String> javaLauncher;
 
     private final Path work;
     private final Path remoteDir;
@@ -107,6 +109,17 @@ public final class KafkaCluster implements AutoCloseable {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
             return s.getLocalPort();
         }
+    }
+
+    /**
+     * Runs every node's JVM by `launcher` (e.g. {@code qemu-aarch64-static -L ROOT ROOT/.../bin/java}
+     * for an aarch64 JVM under emulation) instead of the version's java, waiting up to `startLimit`
+     * for a start. Before {@link #start()}.
+     */
+    public KafkaCluster launcher(List<String> launcher, Duration startLimit) {
+        this.javaLauncher = List.copyOf(launcher);
+        this.startLimit = startLimit;
+        return this;
     }
 
     /** Extra JVM options of a broker from its next start on (e.g. test hooks); an empty list removes them. */
@@ -287,7 +300,11 @@ public final class KafkaCluster implements AutoCloseable {
 
     private List<String> javaCommand(int id, String classPath, String... args) {
         List<String> cmd = new ArrayList<>();
-        cmd.add(kafka.javaHome().resolve("bin").resolve("java").toString());
+        if (javaLauncher != null) {
+            cmd.addAll(javaLauncher);
+        } else {
+            cmd.add(kafka.javaHome().resolve("bin").resolve("java").toString());
+        }
         cmd.add("-Xms64m");
         cmd.add("-Xmx" + (id == 0 ? "256m" : "448m"));
         cmd.add("-XX:+UseSerialGC");
@@ -340,7 +357,7 @@ public final class KafkaCluster implements AutoCloseable {
                     formatArgs(dynamic ? "--no-initial-controllers" : null, c)), "format.out"));
         }
         for (Process f : formats) {
-            if (!f.waitFor(120, TimeUnit.SECONDS) || f.exitValue() != 0) {
+            if (!f.waitFor(startLimit.toSeconds(), TimeUnit.SECONDS) || f.exitValue() != 0) {
                 f.destroyForcibly();
                 throw new IllegalStateException("kafka-storage format failed; see " + work + "/node-*/format.out");
             }
@@ -393,7 +410,7 @@ public final class KafkaCluster implements AutoCloseable {
     }
 
     private void awaitStarted(int id, long times) {
-        await("node " + id + " started", START_LIMIT, () -> {
+        await("node " + id + " started", startLimit, () -> {
             Process p = processes.get(id);
             if (p == null || !p.isAlive()) {
                 throw new IllegalStateException("node " + id + " exited during startup; see " + logFile(id)
@@ -430,14 +447,14 @@ public final class KafkaCluster implements AutoCloseable {
         restartBroker(id, rlmms.get(id));
     }
 
-    /** SIGTERM, and waits for a clean stop (SIGKILL after the limit). Returns true if it stopped cleanly. */
+    /** SIGTERM, and waits for a clean stop (SIGKILL after 60 s, or the start limit under a {@link #launcher}). Returns true if it stopped cleanly. */
     public boolean stopBroker(int id) throws InterruptedException {
         Process p = processes.remove(id);
         if (p == null) {
             return true;
         }
         p.destroy();
-        if (p.waitFor(60, TimeUnit.SECONDS)) {
+        if (p.waitFor(javaLauncher == null ? 60 : Math.max(60, startLimit.toSeconds()), TimeUnit.SECONDS)) {
             return true;
         }
         p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);

@@ -193,8 +193,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             d.start();
         }
         log.info("rlmeta RLMM configured on broker {}: topic {} with {} partitions, consume.wait.ms {}, clients as {}, "
-                + "loaded by {}", brokerId, topic, numPartitions, c.consumeWaitMs(), problems.principal(),
-                getClass().getClassLoader().getClass().getName());
+                + "loaded by {}, native {}", brokerId, topic, numPartitions, c.consumeWaitMs(), problems.principal(),
+                getClass().getClassLoader().getClass().getName(), RlMeta.nativeLibrary());
     }
 
     /** A step of the start that failed: what it did, with which permission, on what. */
