@@ -144,7 +144,9 @@ def classify(root: Path, segments: int) -> dict:
     t1 = time.monotonic()
     f = _reconcile.classify(led, inv.pages(), "rlmeta-file", NOW, GRACE, None, inv.created_ms)
     classify_s = time.monotonic() - t1
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # VmHWM, not getrusage's ru_maxrss: Linux carries that across exec, so under a grown pytest it
+    # reads the parent's size (peak_rss.py)
+    peak = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmHWM:"))
     sums = _reconcile._class_sums(f)
     return {"rows": inv.rows, "listed": f.listed, "summary": sums, "safe": len(f.safe), "person": len(f.person),
             "held_objects": len(f.objects), "peak_rss": peak, "rss_after_ledger": after_ledger,
