@@ -7,7 +7,9 @@
 
 use pyo3::prelude::*;
 use rlmeta::batch::{Batches, ReadOptions};
-use rlmeta::reconcile::{self, Classifier, Emitted, Layout, Ledger, Object, PRESETS, Params};
+use rlmeta::reconcile::{
+    self, Classifier, Emitted, Layout, Ledger, Object, ObjectFinding, PRESETS, Params,
+};
 
 use crate::run;
 
@@ -54,7 +56,6 @@ type Kept = ((u32, String, u64, i64), Obj);
 type Finish = (Vec<Tp>, Vec<Seg>, Vec<Total>, Vec<u32>, Vec<Kept>, u64);
 
 fn kept(e: Emitted) -> Kept {
-    let o = e.finding;
     (
         (
             e.ordinal,
@@ -62,15 +63,19 @@ fn kept(e: Emitted) -> Kept {
             e.object.size,
             e.object.last_modified_ms,
         ),
-        (
-            o.class.name(),
-            o.segment,
-            o.segment_id.map(|u| u.to_string()),
-            o.partition,
-            o.file,
-            o.safe_to_delete,
-            o.note,
-        ),
+        obj(e.finding),
+    )
+}
+
+fn obj(o: ObjectFinding) -> Obj {
+    (
+        o.class.name(),
+        o.segment,
+        o.segment_id.map(|u| u.to_string()),
+        o.partition,
+        o.file,
+        o.safe_to_delete,
+        o.note,
     )
 }
 
@@ -212,20 +217,7 @@ impl Ledger_ {
             Ok((
                 tps(&r.partitions),
                 segs(r.segments),
-                r.objects
-                    .into_iter()
-                    .map(|o| {
-                        (
-                            o.class.name(),
-                            o.segment,
-                            o.segment_id.map(|u| u.to_string()),
-                            o.partition,
-                            o.file,
-                            o.safe_to_delete,
-                            o.note,
-                        )
-                    })
-                    .collect(),
+                r.objects.into_iter().map(obj).collect(),
                 totals(&r.totals),
                 r.safe_to_delete,
                 r.needs_person,

@@ -24,8 +24,6 @@ import json
 import os
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import time
 import uuid
@@ -39,6 +37,7 @@ from rlmeta._kafka import Cluster
 sys.path.insert(0, str(Path(__file__).parent))
 import kafka_broker  # noqa: E402
 from kafka_broker import Broker, free_ports, say  # noqa: E402
+import store_scene  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (shutil.which("java") and shutil.which("mvn")), reason="needs java and mvn")
 
@@ -308,26 +307,12 @@ def test_bad_input_exits_2_and_deletes_nothing(scene, capsys):
 def s3():
     pytest.importorskip("moto")
     (port,) = free_ports(1)
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = store_scene.serve([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)], port,
+                             "moto's S3 server")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), 1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("moto's S3 server did not start")
-                time.sleep(0.2)
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        store_scene.stop(proc)
 
 
 def test_s3_store_in_aivens_layout_with_pagination(scene, s3, capsys, monkeypatch):

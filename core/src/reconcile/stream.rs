@@ -415,27 +415,21 @@ impl Classifier {
             if self.first_key.is_none() {
                 self.first_key = Some(object.key.clone());
             }
-            let f = match self.layout.match_key(&object.key) {
-                KeyMatch::Matched(f) => f,
-                KeyMatch::NoMatch => {
-                    let finding = unmatched("no template of the layout matches the key".into());
+            let why = match self.layout.match_key(&object.key) {
+                KeyMatch::Matched(f) => Ok(f),
+                KeyMatch::NoMatch => Err("no template of the layout matches the key".to_owned()),
+                KeyMatch::Ambiguous(t) => Err(format!(
+                    "template {t:?} matches the key in more than one way"
+                )),
+            };
+            let f = match why {
+                Ok(f) => f,
+                Err(why) => {
                     self.tally(None, ObjectClass::Unmatched, object.size);
                     out.push(Emitted {
                         ordinal,
                         object,
-                        finding,
-                    });
-                    continue;
-                }
-                KeyMatch::Ambiguous(t) => {
-                    let finding = unmatched(format!(
-                        "template {t:?} matches the key in more than one way"
-                    ));
-                    self.tally(None, ObjectClass::Unmatched, object.size);
-                    out.push(Emitted {
-                        ordinal,
-                        object,
-                        finding,
+                        finding: unmatched(why),
                     });
                     continue;
                 }
