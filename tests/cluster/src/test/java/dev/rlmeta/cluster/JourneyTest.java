@@ -437,7 +437,7 @@ class JourneyTest {
     }
 
     int leaderOf(String topic, int partition) throws Exception {
-        return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic)
+        return Tiered.describe(admin, topic)
                 .partitions().get(partition).leader().id();
     }
 

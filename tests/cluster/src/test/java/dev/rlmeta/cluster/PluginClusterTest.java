@@ -136,7 +136,7 @@ class PluginClusterTest {
     }
 
     static int leader(String topic, int partition) throws Exception {
-        return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic)
+        return Tiered.describe(admin, topic)
                 .partitions().get(partition).leader().id();
     }
 
@@ -659,6 +659,6 @@ class PluginClusterTest {
     }
 
     static Uuid topicId(String topic) throws Exception {
-        return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).topicId();
+        return Tiered.describe(admin, topic).topicId();
     }
 }

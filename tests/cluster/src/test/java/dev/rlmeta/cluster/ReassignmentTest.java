@@ -138,7 +138,7 @@ class ReassignmentTest {
     }
 
     static TopicDescription describe(String topic) throws Exception {
-        return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
+        return Tiered.describe(admin, topic);
     }
 
     static TopicPartitionInfo info(String topic, int p) throws Exception {

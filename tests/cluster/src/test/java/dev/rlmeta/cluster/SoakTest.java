@@ -273,7 +273,7 @@ class SoakTest {
     }
 
     List<Integer> replicas(TopicPartition tp) throws Exception {
-        TopicDescription d = admin.describeTopics(List.of(tp.topic())).allTopicNames().get(30, TimeUnit.SECONDS).get(tp.topic());
+        TopicDescription d = Tiered.describe(admin, tp.topic());
         return d.partitions().get(tp.partition()).replicas().stream().map(n -> n.id()).toList();
     }
 

@@ -51,15 +51,38 @@ public final class Tiered {
             throws Exception {
         admin.createTopics(List.of(new NewTopic(topic, partitions, (short) rf).configs(configs))).all()
                 .get(60, TimeUnit.SECONDS);
+        // the id is taken from the description that showed the leaders: the admin client may ask
+        // another broker next, one still behind the metadata log (UnknownTopicOrPartition)
+        java.util.concurrent.atomic.AtomicReference<Uuid> id = new java.util.concurrent.atomic.AtomicReference<>();
         KafkaCluster.await("topic " + topic + " has leaders", Duration.ofSeconds(60), () -> {
             try {
                 TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+                id.set(d.topicId());
                 return d.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty());
             } catch (Exception e) {
                 return false;
             }
         });
-        return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).topicId();
+        return id.get();
+    }
+
+    /**
+     * The topic's description, asked again for up to 30 s while the broker the admin client picked
+     * is still behind the metadata log (UnknownTopicOrPartition after a restart or a creation).
+     */
+    public static TopicDescription describe(Admin admin, String topic) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            try {
+                return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
+                        || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(200);
+            }
+        }
     }
 
     /** The value of record i: its index, then padding to 512 bytes. */
