@@ -23,7 +23,7 @@ PY_RUNTIME_DEPS := kafka-python==3.0.12 tqdm==4.70.1 pyjks==20.0.0 cryptography=
 # Test only: kafka-python's snappy, lz4 and zstd codecs, so that its record reader is a second
 # reference for every crafted fixture (tests/test_kafka_python_reader.py).
 PY_TEST_DEPS := lz4==4.4.5 zstandard==0.25.0 python-snappy==0.7.3 cramjam==2.14.0 pyarrow==26.0.1 \
-  google-cloud-storage==3.17.1 azure-storage-blob==12.31.1 gcp-storage-emulator==2026.7.19
+  google-cloud-storage==3.17.1 azure-storage-blob==12.31.1 gcp-storage-emulator==2026.7.19 duckdb==2.0.1
 # (pyarrow, google-cloud-storage and azure-storage-blob are also the optional `inventory`, `gcs` and
 # `azure` extras of pyproject.toml: reconcile --inventory of ORC and Parquet reports, gs:// and az://
 # stores; gcp-storage-emulator is the tests' GCS server, Azurite (package.json) their Azure one)

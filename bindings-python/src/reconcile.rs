@@ -225,6 +225,25 @@ impl Ledger_ {
         })
     }
 
+    /// Writes the ledger's segments as the CSV the emitted query joins (the core's
+    /// `sql::ledger_rows`, header first) to `path`; returns the rows written.
+    fn write_sql_ledger(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<usize> {
+        let ledger = &self.ledger;
+        py.detach(|| -> std::io::Result<usize> {
+            use std::io::Write;
+            let mut out = std::io::BufWriter::new(std::fs::File::create(&path)?);
+            writeln!(out, "{}", reconcile::sql::LEDGER_COLUMNS)?;
+            let mut n = 0;
+            for row in reconcile::sql::ledger_rows(ledger) {
+                out.write_all(row.as_bytes())?;
+                n += 1;
+            }
+            out.flush()?;
+            Ok(n)
+        })
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
+    }
+
     /// Starts a classification fed a chunk at a time (the core's `Classifier`, live objects not
     /// given back); a previous one is dropped.
     #[pyo3(signature = (layout, now_ms, grace_ms, metadata_as_of_ms=None, listing_as_of_ms=None))]
@@ -317,9 +336,53 @@ fn parse_layout(py: Python<'_>, spec: &str) -> PyResult<LayoutOut> {
     })
 }
 
+/// The reconciliation as one SQL query over an S3 Inventory table (the core's `sql::query`).
+#[pyfunction]
+#[pyo3(signature = (layout, inventory_table, ledger_table, bucket, prefix, url_encoded_keys, now_ms, grace_ms,
+                    metadata_as_of_ms=None, listing_as_of_ms=None))]
+#[allow(clippy::too_many_arguments)]
+fn reconcile_sql(
+    py: Python<'_>,
+    layout: &str,
+    inventory_table: &str,
+    ledger_table: &str,
+    bucket: &str,
+    prefix: &str,
+    url_encoded_keys: bool,
+    now_ms: i64,
+    grace_ms: i64,
+    metadata_as_of_ms: Option<i64>,
+    listing_as_of_ms: Option<i64>,
+) -> PyResult<String> {
+    run(py, 0, || {
+        let target = reconcile::sql::Target {
+            inventory_table,
+            ledger_table,
+            bucket,
+            prefix,
+            url_encoded_keys,
+        };
+        let p = Params {
+            now_ms,
+            grace_ms,
+            metadata_as_of_ms,
+            listing_as_of_ms,
+        };
+        reconcile::sql::query(&Layout::parse(layout)?, &target, p)
+    })
+}
+
+/// Athena's table over the ledger CSV files under `location`.
+#[pyfunction]
+fn reconcile_sql_ledger_ddl(py: Python<'_>, table: &str, location: &str) -> PyResult<String> {
+    run(py, 0, || reconcile::sql::ledger_ddl(table, location))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Ledger_>()?;
     m.add_function(wrap_pyfunction!(layout_presets, m)?)?;
     m.add_function(wrap_pyfunction!(parse_layout, m)?)?;
+    m.add_function(wrap_pyfunction!(reconcile_sql, m)?)?;
+    m.add_function(wrap_pyfunction!(reconcile_sql_ledger_ddl, m)?)?;
     Ok(())
 }

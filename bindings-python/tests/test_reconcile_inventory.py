@@ -63,10 +63,10 @@ def scene(s3):
     mp.undo()
 
 
-def write_inventory(scene, fmt, made_ms, tmp: Path, source="tiered", schema=None, corrupt=None):
-    """Writes an inventory of the listing in `fmt` to the `inventory` bucket and to `tmp` (the
-    same keys); returns (s3 manifest URL, local manifest path)."""
-    rows = scene["listing"]
+def write_inventory(scene, fmt, made_ms, tmp: Path, source="tiered", schema=None, corrupt=None, rows=None):
+    """Writes an inventory of the listing (or of `rows` like it) in `fmt` to the `inventory`
+    bucket and to `tmp` (the same keys); returns (s3 manifest URL, local manifest path)."""
+    rows = scene["listing"] if rows is None else rows
     base = f"tiered/daily/{made_ms}"
     if fmt == "CSV":
         buf = io.StringIO()
@@ -212,3 +212,108 @@ def test_delete_from_an_inventory_reads_each_planned_key_again(scene, tmp_path):
     assert sorted(result["deleted"]) == safe[1:] and result["skippedChangedSinceFirstRun"] == [changed], result
     left = {o["Key"] for o in scene["client"].list_objects_v2(Bucket="tiered")["Contents"]}
     assert PREFIX + changed in left and not any(PREFIX + k in left for k in safe[1:])
+
+
+# ---------------------------------------------------------------------------------------------- --emit-sql
+def sql_answer(query, inventory_dir: Path, fmt, ledger_csv: Path):
+    """Runs the emitted query on DuckDB over the inventory's data file and the ledger CSV:
+    {key as listed, URL-decoded, prefix taken off: (class, safe)}."""
+    duckdb = pytest.importorskip("duckdb")
+    db = duckdb.connect()
+    db.execute("SET TimeZone = 'UTC'")
+    data = next(inventory_dir.rglob("data/0.*"))
+    if fmt == "CSV":
+        db.execute(f"CREATE VIEW s3_inventory AS SELECT * FROM read_csv('{data}', header = false, columns = {{"
+                   "'bucket': 'VARCHAR', 'key': 'VARCHAR', 'size': 'BIGINT', 'last_modified_date': 'TIMESTAMPTZ', 'e_tag': 'VARCHAR'})")
+    else:
+        db.execute(f"CREATE VIEW s3_inventory AS SELECT * FROM read_parquet('{data}')")
+    db.execute(f"CREATE TABLE rlmeta_ledger AS SELECT * FROM read_csv('{ledger_csv}', header = true, columns = {{"
+               "'segment_id': 'VARCHAR', 'topic_id': 'VARCHAR', 'topic': 'VARCHAR', 'partition': 'INTEGER', "
+               "'start_offset': 'BIGINT', 'since_ms': 'BIGINT', 'deleted': 'BOOLEAN'})")
+    out = {}
+    for key, size, modified, seg, cls, safe in db.execute(query).fetchall():
+        k = urllib.parse.unquote_plus(key) if fmt == "CSV" else key
+        assert k.startswith(PREFIX), k
+        out[k[len(PREFIX):]] = (cls, safe)
+    return out
+
+
+QUERY_CLASSES = {"orphaned", "leaked", "unmatched", "deleted"}  # every other class the query calls 'named'
+
+
+def core_answer(finding, keys):
+    """The streaming classifier's answer in the query's terms; abandoned uploads the query never
+    plans (it cannot see whether finished segments cover them), so they are 'named', not safe."""
+    cls = {o["key"]: o["class"] for o in finding.objects}
+    safe = {finding.objects[i]["key"] for i in finding.safe}
+    ans = {}
+    for k in keys:
+        c = cls.get(k, "live")
+        ans[k] = (c if c in QUERY_CLASSES else "named", k in safe and c in QUERY_CLASSES)
+    return ans
+
+
+@pytest.mark.parametrize("fmt", ["CSV", "Parquet"])
+def test_the_emitted_query_classifies_as_reconcile_does(scene, capsys, tmp_path, fmt):
+    """The core's SQL (rlmeta reconcile --emit-sql) run by a real engine, DuckDB, over the
+    inventory's own data file and the ledger CSV, gives every object the class and the plan of
+    the streaming classifier, on the bucket's objects plus rows injected into the inventory: an
+    object of a deleted segment (leaked), one naming a known segment under another topic
+    (unmatched), one with a uuid Kafka never prints."""
+    if fmt == "Parquet":
+        pytest.importorskip("pyarrow")
+    from rlmeta import _inventory, _native, _reconcile
+
+    ledger, _ = cli._ledger(cli.build_parser().parse_args(["reconcile", METADATA, "--store", "-", "--no-progress"]))
+    ledger.write_sql_ledger(tmp_path / "all.csv")
+    rows = [line.split(",") for line in (tmp_path / "all.csv").read_text().splitlines()[1:]]
+    gone = next(r for r in rows if r[6] == "true")
+    alive = next(r for r in rows if r[6] == "false")
+    old = scene["listing"][0][2]
+    extra = [(PREFIX + f"{gone[2]}-{gone[3]}-{gone[1]}/{gone[0]}/segment.log", 10, old, '"e"'),
+             (PREFIX + f"another-{alive[3]}-{alive[1]}/{alive[0]}/segment.log", 11, old, '"e"'),
+             (PREFIX + f"{alive[2]}-{alive[3]}-{alive[1]}/tqimKeZwStOEOwRzT3L5oR/segment.log", 12, old, '"e"')]
+    made = NOW - 7_000_000
+    _, local = write_inventory(scene, fmt, made, tmp_path / "inv", rows=scene["listing"] + extra)
+    store = _reconcile.open_store("s3://tiered/" + PREFIX, scene["s3"], None, None)
+    keys = [r[0][len(PREFIX):] for r in scene["listing"] + extra if r[0].startswith(PREFIX)]
+
+    # as the live topic is judged (no snapshot bound): the plan is not empty
+    inv = _inventory.open_inventory(local, store)
+    finding = _reconcile.classify(ledger, inv.pages(), "rlmeta-file", NOW, 3_600_000, None, inv.created_ms)
+    query = _native.reconcile_sql("rlmeta-file", "s3_inventory", "rlmeta_ledger", "tiered", PREFIX, fmt == "CSV",
+                                  NOW, 3_600_000, None, inv.created_ms)
+    got = sql_answer(query, tmp_path / "inv", fmt, tmp_path / "all.csv")
+    want = core_answer(finding, keys)
+    assert got == want
+    classes = {c for c, _ in got.values()}
+    assert {"orphaned", "leaked", "unmatched", "named"} <= classes, classes
+    assert sum(s for _, s in got.values()) >= 5, got
+    # an inventory made before every record: deleted segments' objects may be gone since
+    early = 1_000_000_000_000
+    finding = _reconcile.classify(ledger, _inventory.open_inventory(local, store).pages(), "rlmeta-file", NOW, 3_600_000,
+                                  None, early)
+    query = _native.reconcile_sql("rlmeta-file", "s3_inventory", "rlmeta_ledger", "tiered", PREFIX, fmt == "CSV",
+                                  NOW, 3_600_000, None, early)
+    got = sql_answer(query, tmp_path / "inv", fmt, tmp_path / "all.csv")
+    assert got == core_answer(finding, keys) and "deleted" in {c for c, _ in got.values()}
+
+    # the CLI: files are a snapshot, so what the inventory shows modified after their newest
+    # record (less the grace) is never planned, by the query as by reconcile
+    capsys.readouterr()
+    rc, out, err = run(scene, capsys, "--inventory", local, "--emit-sql", str(tmp_path / "sql"),
+                       "--sql-ledger-location", "s3://analytics/rlmeta-ledger/")
+    assert rc == 0, err
+    assert "reconcile.sql" in out and f"({len(rows):,} segments)" in out, out
+    ddl = (tmp_path / "sql" / "ledger-table.sql").read_text()
+    assert "CREATE EXTERNAL TABLE rlmeta_ledger" in ddl and "LOCATION 's3://analytics/rlmeta-ledger/'" in ddl
+    got = sql_answer((tmp_path / "sql" / "reconcile.sql").read_text(), tmp_path / "inv", fmt, tmp_path / "sql" / "ledger.csv")
+    inv = _inventory.open_inventory(local, store)
+    snapshot = _reconcile.classify(ledger, inv.pages(), "rlmeta-file", NOW, 3_600_000, ledger.newest_event_ms(), inv.created_ms)
+    assert got == core_answer(snapshot, keys)
+
+
+def test_emit_sql_needs_an_s3_inventory(scene, capsys, tmp_path):
+    rc, out, err = run(scene, capsys, "--emit-sql", str(tmp_path / "sql"))
+    assert rc == 2 and "--emit-sql joins an S3 Inventory's table" in err, err
+    assert not (tmp_path / "sql").exists()

@@ -577,6 +577,32 @@ def _ledger(args: argparse.Namespace) -> Tuple[Any, str]:
     return ledger, f"{source} ({ledger.records()} records)"
 
 
+def _emit_sql(args: argparse.Namespace, store: Any, inventory: Any, grace: int) -> int:
+    """--emit-sql DIR: the ledger as CSV and the core's query that joins it with the inventory's
+    table, for Athena or Trino when the inventory is too large for this machine. Nothing is
+    listed or deleted."""
+    if inventory is None or not isinstance(store, _reconcile.S3Store):
+        raise ValueError("--emit-sql joins an S3 Inventory's table: give an s3:// --store and its --inventory manifest")
+    out = Path(args.emit_sql)
+    out.mkdir(parents=True, exist_ok=True)
+    ledger, source = _ledger(args)
+    now = args.now_ms if args.now_ms is not None else int(time.time() * 1000)
+    as_of = None if args.bootstrap_server else (ledger.newest_event_ms() or 0)
+    query = _native.reconcile_sql(args.layout, args.sql_inventory_table, args.sql_ledger_table, store.bucket, store.prefix,
+                                  inventory.format == "CSV", now, grace, as_of, inventory.created_ms)
+    rows = ledger.write_sql_ledger(out / "ledger.csv")
+    (out / "reconcile.sql").write_text(query)
+    written = [f"{out / 'ledger.csv'} ({rows:,} segments)", str(out / "reconcile.sql")]
+    if args.sql_ledger_location:
+        (out / "ledger-table.sql").write_text(_native.reconcile_sql_ledger_ddl(args.sql_ledger_table, args.sql_ledger_location))
+        written.append(str(out / "ledger-table.sql"))
+    print(f"rlmeta reconcile --emit-sql: metadata {source}; inventory {inventory.name} ({inventory.format}); wrote "
+          + ", ".join(written) + f". Upload ledger.csv as table {args.sql_ledger_table}"
+          + ("" if args.sql_ledger_location else " (--sql-ledger-location S3_FOLDER writes Athena's CREATE TABLE for it)")
+          + f", then run reconcile.sql where {args.sql_inventory_table} is the inventory's table (docs/SCALING.md).")
+    return 0
+
+
 def cmd_reconcile(args: argparse.Namespace) -> int:
     def fail(msg: str) -> int:
         print(f"rlmeta reconcile: {msg}; nothing deleted", file=sys.stderr)
@@ -593,6 +619,11 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     except (ValueError, _native.RlmetaError, _reconcile.StoreError, InventoryError) as e:
         return fail(str(e))
     progress = not args.no_progress
+    if args.emit_sql:
+        try:
+            return _emit_sql(args, store, inventory, grace)
+        except (ValueError, OSError, _reconcile.MetadataError, _native.RlmetaError, *_security_errors()) as e:
+            return fail(str(e))
 
     def run() -> Tuple[_reconcile.Finding, str, int]:
         ledger, source = _ledger(args)
@@ -708,6 +739,13 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--grace", default="24h", help="objects younger, and copies or deletions started more recently, "
                      "than this are left alone (default: 24h)")
     rec.add_argument("--now-ms", type=int, help="the time to judge at (default: the clock)")
+    rec.add_argument("--emit-sql", metavar="DIR", help="with an s3:// --store and its --inventory: write the ledger "
+                     "(ledger.csv) and one SQL query (reconcile.sql) that classifies the inventory's objects on Athena or "
+                     "Trino, for inventories too large for this machine; nothing is listed or deleted (docs/SCALING.md)")
+    rec.add_argument("--sql-inventory-table", default="s3_inventory", help="the inventory's table in the query (default: s3_inventory)")
+    rec.add_argument("--sql-ledger-table", default="rlmeta_ledger", help="the ledger's table in the query (default: rlmeta_ledger)")
+    rec.add_argument("--sql-ledger-location", metavar="S3_FOLDER", help="with --emit-sql: also write Athena's CREATE TABLE "
+                     "for ledger.csv uploaded under this folder (ledger-table.sql)")
     rec.add_argument("--delete", action="store_true", help="delete what the plan calls safe (a dry run unless --yes)")
     rec.add_argument("--yes", action="store_true", help="with --delete: really delete")
     rec.add_argument("--journal", help="with --delete --yes: append what was deleted here, one JSON line an object "

@@ -214,6 +214,48 @@ impl Template {
     }
 }
 
+impl Template {
+    /// The template as an anchored regular expression of the syntax RE2, Java and Trino share
+    /// (the query of [`super::sql`]): each field a capturing group of the characters and lengths
+    /// [`lengths`] allows it, longest first (`lazy`: shortest first), literals escaped. Returns
+    /// the pattern and each field's group number (1-based), in the template's order. Under the
+    /// greedy pattern the engine's first match is the split this matcher tries first; a key the
+    /// greedy and the lazy pattern split differently matches in more than one way.
+    pub fn regex(&self, lazy: bool) -> (String, Vec<(Field, usize)>) {
+        let q = if lazy { "?" } else { "" };
+        let mut re = String::from("^");
+        let mut groups = Vec::new();
+        for part in &self.parts {
+            match part {
+                Part::Lit(l) => {
+                    for c in l.chars() {
+                        if "\\.^$|?*+()[]{}".contains(c) {
+                            re.push('\\');
+                        }
+                        re.push(c);
+                    }
+                }
+                Part::Field(f) => {
+                    groups.push((*f, groups.len() + 1));
+                    re.push_str(&match f {
+                        // any 22 URL-safe base64 characters, as the matcher counts splits;
+                        // whether they are a uuid Kafka prints is checked after (`into_fields`)
+                        Field::TopicId | Field::SegmentId => "([A-Za-z0-9_-]{22})".to_owned(),
+                        Field::Partition => format!("([0-9]{{1,10}}{q})"),
+                        Field::StartOffset { width: Some(w) } => format!("([0-9]{{{w}}})"),
+                        Field::StartOffset { width: None } => format!("([0-9]{{1,19}}{q})"),
+                        Field::Topic => format!("([A-Za-z0-9._-]{{1,249}}{q})"),
+                        Field::File => format!("([^/]+{q})"),
+                    });
+                }
+            }
+        }
+        // \z, not $: Java's and joni's $ also match before a final line break
+        re.push_str("\\z");
+        (re, groups)
+    }
+}
+
 /// Byte ranges of the fields matched so far.
 #[derive(Clone, Copy, Default)]
 struct Caps {

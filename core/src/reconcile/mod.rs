@@ -25,6 +25,7 @@
 //!   safe.
 
 pub mod layout;
+pub mod sql;
 mod stream;
 
 use std::collections::{BTreeMap, HashMap};
