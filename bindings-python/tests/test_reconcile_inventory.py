@@ -170,20 +170,22 @@ def test_bad_inventories_exit_2_naming_the_file_and_field(scene, capsys, tmp_pat
         return err
 
     _, other = write_inventory(scene, "CSV", NOW, tmp_path / "a", source="another-bucket")
-    assert "sourceBucket is 'another-bucket'" in refused("--inventory", other) and "another bucket" in refused("--inventory", other)
+    err = refused("--inventory", other)
+    assert "inventory_other_bucket: " in err and "sourceBucket is 'another-bucket'" in err and "another bucket" in err
     _, no_date = write_inventory(scene, "CSV", NOW, tmp_path / "b", schema="Bucket, Key, Size, ETag")
     err = refused("--inventory", no_date)
-    assert "fileSchema lacks LastModifiedDate" in err and no_date in err
+    assert "inventory_schema_lacks_field: " in err and "fileSchema lacks LastModifiedDate" in err and no_date in err
     _, bad_md5 = write_inventory(scene, "CSV", NOW, tmp_path / "c", corrupt="md5")
     err = refused("--inventory", bad_md5)
-    assert "MD5" in err and "MD5checksum" in err and "data/0.csv.gz" in err
+    assert "inventory_md5_mismatch: " in err and "MD5checksum" in err and "data/0.csv.gz" in err
     pytest.importorskip("pyarrow")
     _, cut = write_inventory(scene, "Parquet", NOW, tmp_path / "d", corrupt="truncated")
     err = refused("--inventory", cut)
-    assert "not a readable Parquet inventory" in err and "data/0.parquet" in err
+    assert "inventory_file_invalid: " in err and "not a readable Parquet inventory" in err and "data/0.parquet" in err
     (tmp_path / "e").mkdir()
     (tmp_path / "e" / "manifest.json").write_text('{"sourceBucket": "tiered"}')
-    assert "no 'destinationBucket'" in refused("--inventory", str(tmp_path / "e" / "manifest.json"))
+    err = refused("--inventory", str(tmp_path / "e" / "manifest.json"))
+    assert "inventory_manifest_field_missing: " in err and "no 'destinationBucket'" in err
     rc, out, err = run(scene, capsys, "--inventory", other)  # (nothing was deleted by any of them)
     assert len(list(scene["client"].list_objects_v2(Bucket="tiered")["Contents"])) == len(scene["listing"])
 

@@ -27,7 +27,7 @@ def _listed(store: Any, progress: bool, pages: Callable[[], Iterable[Iterable[An
             bar.update(len(rows))
             yield rows
     except Exception as e:  # google.api_core's NotFound, azure.core's ResourceNotFoundError, ...
-        raise StoreError(f"cannot list {store.name}: {type(e).__name__}: {e}") from e
+        raise StoreError("store_list_failed", f"cannot list {store.name}: {type(e).__name__}: {e}") from e
     finally:
         bar.close()
 
@@ -51,7 +51,7 @@ class GcsStore:
         try:
             from google.cloud import storage
         except ImportError as e:
-            raise StoreError(f"cannot list {self.name}: google-cloud-storage is not installed "
+            raise StoreError("store_client_missing", f"cannot list {self.name}: google-cloud-storage is not installed "
                              f"(pip install 'rlmeta[gcs]'): {e}") from e
         try:
             if emulator:
@@ -61,7 +61,7 @@ class GcsStore:
             else:
                 self.client = storage.Client(project=project)
         except Exception as e:  # no credentials found, and the like
-            raise StoreError(f"cannot list {self.name}: {type(e).__name__}: {e}") from e
+            raise StoreError("store_list_failed", f"cannot list {self.name}: {type(e).__name__}: {e}") from e
 
     def pages(self, progress: bool = False) -> Iterator[List[Listed]]:
         return _listed(self, progress, lambda: self.client.list_blobs(self.bucket, prefix=self.prefix or None,
@@ -94,17 +94,17 @@ class AzureStore:
         account = dict(p.split("=", 1) for p in (conn or "").split(";") if "=" in p).get("AccountName", "?")
         self.name = f"az://{container}/{prefix} (account {account})"
         if not conn:
-            raise StoreError(f"cannot list {self.name}: no connection string (AZURE_STORAGE_CONNECTION_STRING or "
+            raise StoreError("store_credentials_missing", f"cannot list {self.name}: no connection string (AZURE_STORAGE_CONNECTION_STRING or "
                              "--azure-connection-string)")
         try:
             from azure.storage.blob import BlobServiceClient
         except ImportError as e:
-            raise StoreError(f"cannot list {self.name}: azure-storage-blob is not installed "
+            raise StoreError("store_client_missing", f"cannot list {self.name}: azure-storage-blob is not installed "
                              f"(pip install 'rlmeta[azure]'): {e}") from e
         try:
             self.client = BlobServiceClient.from_connection_string(conn).get_container_client(container)
         except Exception as e:  # a malformed connection string
-            raise StoreError(f"cannot list {self.name}: {type(e).__name__}: {e}") from e
+            raise StoreError("store_list_failed", f"cannot list {self.name}: {type(e).__name__}: {e}") from e
 
     def pages(self, progress: bool = False) -> Iterator[List[Listed]]:
         return _listed(self, progress, lambda: self.client.list_blobs(name_starts_with=self.prefix or None,

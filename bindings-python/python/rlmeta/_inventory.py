@@ -25,6 +25,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from ._errors import ToolError
+
 Listed = Tuple[str, int, int]
 
 #: The columns a listing needs, by the name a CSV ``fileSchema`` gives them and the one ORC and
@@ -35,7 +37,7 @@ FORMATS = ("CSV", "ORC", "Parquet")
 PAGE = 50_000
 
 
-class InventoryError(Exception):
+class InventoryError(ToolError):
     """An inventory that cannot be used: its manifest, a file, a field (exit status 2)."""
 
 
@@ -43,7 +45,7 @@ def _ms(text: str, where: str) -> int:
     try:
         return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
     except ValueError as e:
-        raise InventoryError(f"{where}: LastModifiedDate {text!r} is not an ISO 8601 time") from e
+        raise InventoryError("inventory_bad_time", f"{where}: LastModifiedDate {text!r} is not an ISO 8601 time") from e
 
 
 class Inventory:
@@ -55,13 +57,13 @@ class Inventory:
         doc = self._manifest()
         for field in ("sourceBucket", "destinationBucket", "fileFormat", "fileSchema", "creationTimestamp", "files"):
             if field not in doc:
-                raise InventoryError(f"manifest {manifest}: no {field!r} (not an S3 Inventory manifest)")
+                raise InventoryError("inventory_manifest_field_missing", f"manifest {manifest}: no {field!r} (not an S3 Inventory manifest)")
         if doc["sourceBucket"] != bucket:
-            raise InventoryError(f"manifest {manifest}: sourceBucket is {doc['sourceBucket']!r}, the store is s3://{bucket}/: "
+            raise InventoryError("inventory_other_bucket", f"manifest {manifest}: sourceBucket is {doc['sourceBucket']!r}, the store is s3://{bucket}/: "
                                  "the inventory of another bucket")
         self.format = doc["fileFormat"]
         if self.format not in FORMATS:
-            raise InventoryError(f"manifest {manifest}: fileFormat {self.format!r} is none of {', '.join(FORMATS)}")
+            raise InventoryError("inventory_unknown_format", f"manifest {manifest}: fileFormat {self.format!r} is none of {', '.join(FORMATS)}")
         schema = str(doc["fileSchema"])
         if self.format == "CSV":
             self.columns = [c.strip() for c in schema.split(",")]
@@ -69,17 +71,17 @@ class Inventory:
         else:
             lacking = [csv_name for csv_name, col in NEEDED if col not in schema]
         if lacking:
-            raise InventoryError(f"manifest {manifest}: fileSchema lacks {', '.join(lacking)} "
+            raise InventoryError("inventory_schema_lacks_field", f"manifest {manifest}: fileSchema lacks {', '.join(lacking)} "
                                  "(enable Size and Last modified in the inventory configuration)")
         try:
             self.created_ms = int(doc["creationTimestamp"])
         except (TypeError, ValueError) as e:
-            raise InventoryError(f"manifest {manifest}: creationTimestamp {doc['creationTimestamp']!r} is not milliseconds") from e
+            raise InventoryError("inventory_bad_time", f"manifest {manifest}: creationTimestamp {doc['creationTimestamp']!r} is not milliseconds") from e
         self.destination = str(doc["destinationBucket"]).rsplit(":", 1)[-1]
         self.files: List[Dict[str, Any]] = list(doc["files"])
         for i, f in enumerate(self.files):
             if not isinstance(f, dict) or "key" not in f or "MD5checksum" not in f:
-                raise InventoryError(f"manifest {manifest}: files[{i}] has no key or MD5checksum")
+                raise InventoryError("inventory_manifest_field_missing", f"manifest {manifest}: files[{i}] has no key or MD5checksum")
         self.name = f"S3 Inventory {manifest} ({self.format}, {len(self.files)} file(s), made {self.created_ms})"
         self.rows = 0
 
@@ -97,9 +99,9 @@ class Inventory:
         except InventoryError:
             raise
         except (OSError, ValueError) as e:
-            raise InventoryError(f"manifest {self.url}: {e}") from e
+            raise InventoryError("inventory_manifest_unreadable", f"manifest {self.url}: {e}") from e
         except Exception as e:  # the S3 client's errors
-            raise InventoryError(f"manifest {self.url}: cannot read it: {e}") from e
+            raise InventoryError("inventory_manifest_unreadable", f"manifest {self.url}: cannot read it: {e}") from e
 
     def _local(self, key: str) -> Path:
         """A file of a local copy: the destination bucket's key under the manifest's directory or
@@ -111,7 +113,7 @@ class Inventory:
                     return candidate
         if (self.root / Path(key).name).is_file():
             return self.root / Path(key).name
-        raise InventoryError(f"inventory file {key}: not found next to {self.url} or under its parents")
+        raise InventoryError("inventory_file_not_found", f"inventory file {key}: not found next to {self.url} or under its parents")
 
     def _fetch(self, f: Dict[str, Any], tmp: Path) -> Path:
         """The file, checked against its MD5 (downloaded into ``tmp`` from S3)."""
@@ -131,9 +133,9 @@ class Inventory:
                         md5.update(block)
                         out.write(block)
             except Exception as e:
-                raise InventoryError(f"inventory file s3://{self.destination}/{key}: cannot read it: {e}") from e
+                raise InventoryError("inventory_file_unreadable", f"inventory file s3://{self.destination}/{key}: cannot read it: {e}") from e
         if md5.hexdigest() != want:
-            raise InventoryError(f"inventory file {key}: MD5 {md5.hexdigest()} is not the manifest's MD5checksum {want} "
+            raise InventoryError("inventory_md5_mismatch", f"inventory file {key}: MD5 {md5.hexdigest()} is not the manifest's MD5checksum {want} "
                                  "(a partial or changed file)")
         return path
 
@@ -147,7 +149,7 @@ class Inventory:
             import pyarrow.orc as orc
             import pyarrow.parquet as pq
         except ImportError as e:
-            raise InventoryError(f"inventory file {key}: {self.format} needs pyarrow (pip install 'rlmeta[inventory]')") from e
+            raise InventoryError("inventory_client_missing", f"inventory file {key}: {self.format} needs pyarrow (pip install 'rlmeta[inventory]')") from e
         names = [col for _, col in NEEDED]
         try:
             if self.format == "Parquet":
@@ -165,7 +167,7 @@ class Inventory:
         except InventoryError:
             raise
         except (pa.ArrowException, OSError, KeyError, ValueError) as e:
-            raise InventoryError(f"inventory file {key}: not a readable {self.format} inventory: {e}") from e
+            raise InventoryError("inventory_file_invalid", f"inventory file {key}: not a readable {self.format} inventory: {e}") from e
 
     def _csv_rows(self, key: str, path: Path) -> Iterator[Tuple[str, str, int, int]]:
         at = {c: i for i, c in enumerate(self.columns)}
@@ -174,14 +176,14 @@ class Inventory:
             with gzip.open(path, "rt", encoding="utf-8", newline="") as fh:
                 for n, row in enumerate(csv.reader(fh), 1):
                     if len(row) != len(self.columns):
-                        raise InventoryError(f"inventory file {key}: row {n} has {len(row)} fields, fileSchema names "
+                        raise InventoryError("inventory_row_invalid", f"inventory file {key}: row {n} has {len(row)} fields, fileSchema names "
                                              f"{len(self.columns)}")
                     size = int(row[s]) if row[s] else 0
                     yield row[b], urllib.parse.unquote_plus(row[k]), size, _ms(row[m], f"inventory file {key} row {n}")
         except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as e:
-            raise InventoryError(f"inventory file {key}: not a gzipped CSV: {e}") from e
+            raise InventoryError("inventory_file_invalid", f"inventory file {key}: not a gzipped CSV: {e}") from e
         except ValueError as e:
-            raise InventoryError(f"inventory file {key}: {e}") from e
+            raise InventoryError("inventory_file_invalid", f"inventory file {key}: {e}") from e
 
     def pages(self, progress: bool = False) -> Iterator[List[Listed]]:
         """The listing, a page at a time: the rows under the store's prefix, the prefix cut off."""
@@ -193,7 +195,7 @@ class Inventory:
                 for bucket, key, size, modified in self._rows(f["key"], path):
                     self.rows += 1
                     if bucket != self.bucket:
-                        raise InventoryError(f"inventory file {f['key']}: a row of bucket {bucket!r}, not {self.bucket!r}")
+                        raise InventoryError("inventory_other_bucket", f"inventory file {f['key']}: a row of bucket {bucket!r}, not {self.bucket!r}")
                     if key.startswith(self.prefix) and not key.endswith("/"):
                         page.append((key[len(self.prefix):], int(size), int(modified)))
                         if len(page) >= PAGE:
@@ -217,5 +219,5 @@ def open_inventory(manifest: str, store: Any) -> Inventory:
     """The inventory of ``store`` (an S3 store: its bucket, prefix and client)."""
     bucket = getattr(store, "bucket", None)
     if bucket is None:
-        raise InventoryError(f"--inventory lists an S3 bucket: the store {store.name} is not one (give --store s3://BUCKET/PREFIX)")
+        raise InventoryError("inventory_not_s3", f"--inventory lists an S3 bucket: the store {store.name} is not one (give --store s3://BUCKET/PREFIX)")
     return Inventory(manifest, bucket, store.prefix, store.client)

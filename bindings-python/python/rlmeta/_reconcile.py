@@ -20,15 +20,16 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _native
+from ._errors import ToolError
 
 Listed = Tuple[str, int, int]  # (key without the prefix, size, last-modified ms)
 
 
-class StoreError(Exception):
+class StoreError(ToolError):
     """A store that cannot be listed or deleted from (exit status 2)."""
 
 
-class MetadataError(Exception):
+class MetadataError(ToolError):
     """Metadata that cannot be read (exit status 2)."""
 
 
@@ -45,9 +46,9 @@ class LocalStore:
     def pages(self, progress: bool) -> Iterator[List[Listed]]:
         """The files under the root, a page of up to PAGE at a time."""
         if not self.root.is_dir():
-            raise StoreError(f"cannot list {self.name}: not a directory")
+            raise StoreError("store_not_found", f"cannot list {self.name}: not a directory")
         if not os.access(self.root, os.R_OK | os.X_OK):
-            raise StoreError(f"cannot list {self.name}: permission denied")
+            raise StoreError("store_permission_denied", f"cannot list {self.name}: permission denied")
         out: List[Listed] = []
         bar = _bar(progress, "Listing")
         errors: List[str] = []
@@ -67,11 +68,11 @@ class LocalStore:
                         out = []
                 bar.update(len(files))
                 if errors:
-                    raise StoreError(f"cannot list {self.name}: {errors[0]}")
+                    raise StoreError("store_list_failed", f"cannot list {self.name}: {errors[0]}")
         finally:
             bar.close()
         if errors:
-            raise StoreError(f"cannot list {self.name}: {errors[0]}")
+            raise StoreError("store_list_failed", f"cannot list {self.name}: {errors[0]}")
         if out:
             yield out
 
@@ -113,7 +114,7 @@ class S3Store:
             import boto3
             from botocore.config import Config
         except ImportError as e:  # pragma: no cover - boto3 is a dependency
-            raise StoreError(f"cannot list {self.name}: boto3 is not installed ({e})") from e
+            raise StoreError("store_client_missing", f"cannot list {self.name}: boto3 is not installed ({e})") from e
         session = boto3.session.Session(profile_name=profile) if profile else boto3.session.Session()
         self.client = session.client("s3", endpoint_url=endpoint_url, region_name=region,
                                      config=Config(retries={"max_attempts": 3, "mode": "standard"}, connect_timeout=10, read_timeout=60))
@@ -133,7 +134,7 @@ class S3Store:
                 yield [(o["Key"][len(self.prefix):], int(o["Size"]), int(o["LastModified"].timestamp() * 1000)) for o in contents]
                 bar.update(len(contents))
         except (ClientError, BotoCoreError) as e:
-            raise StoreError(f"cannot list {self.name}: {e}") from e
+            raise StoreError("store_list_failed", f"cannot list {self.name}: {e}") from e
         finally:
             bar.close()
 
@@ -149,9 +150,9 @@ class S3Store:
         except ClientError as e:
             if str(e.response.get("Error", {}).get("Code")) in ("404", "NoSuchKey", "NotFound"):
                 return None
-            raise StoreError(f"cannot read {self.name}{key}: {e}") from e
+            raise StoreError("store_read_failed", f"cannot read {self.name}{key}: {e}") from e
         except BotoCoreError as e:
-            raise StoreError(f"cannot read {self.name}{key}: {e}") from e
+            raise StoreError("store_read_failed", f"cannot read {self.name}{key}: {e}") from e
         return int(r["ContentLength"]), int(r["LastModified"].timestamp() * 1000)
 
     def delete(self, keys: Sequence[str]) -> List[Tuple[str, Optional[str]]]:
@@ -177,7 +178,7 @@ def open_store(url: str, endpoint_url: Optional[str], region: Optional[str], pro
         if url.startswith(scheme):
             bucket, _, prefix = url[len(scheme):].partition("/")
             if not bucket:
-                raise StoreError(f"no bucket in {url!r} ({scheme}BUCKET/PREFIX)")
+                raise StoreError("store_invalid_url", f"no bucket in {url!r} ({scheme}BUCKET/PREFIX)")
             if scheme == "s3://":
                 return S3Store(bucket, prefix, endpoint_url, region, profile)
             from . import _cloud
@@ -188,7 +189,7 @@ def open_store(url: str, endpoint_url: Optional[str], region: Optional[str], pro
     if url.startswith("file://"):
         url = url[7:]
     if "://" in url:
-        raise StoreError(f"unsupported store {url!r}: a directory, file://DIR, s3://BUCKET/PREFIX, gs://BUCKET/PREFIX "
+        raise StoreError("store_invalid_url", f"unsupported store {url!r}: a directory, file://DIR, s3://BUCKET/PREFIX, gs://BUCKET/PREFIX "
                          "or az://CONTAINER/PREFIX")
     return LocalStore(url)
 

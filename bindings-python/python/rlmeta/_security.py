@@ -38,20 +38,25 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from ._errors import ToolError
 
-class CommandConfigError(Exception):
+
+class CommandConfigError(ToolError):
     """A ``--command-config`` property the tools cannot honour (exit 2)."""
 
     def __init__(self, prop: str, message: str) -> None:
-        super().__init__(f"--command-config: {prop}: {message}")
+        super().__init__("command_config_invalid", f"--command-config: {prop}: {message}")
         self.prop = prop
 
 
-class AuthenticationFailed(Exception):
+class AuthenticationFailed(ToolError):
     """The cluster refused the credentials or the TLS handshake (exit 2)."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__("authentication_failed", message)
 
-class AccessDenied(Exception):
+
+class AccessDenied(ToolError):
     """The cluster's authorizer refused an operation on a resource (exit 2)."""
 
     # Kafka's implied operations: an ACL for any of these also allows the key.
@@ -61,6 +66,7 @@ class AccessDenied(Exception):
         implied = self.IMPLIED_BY.get(operation)
         grant = f"; an ACL for {operation} or {', '.join(implied)} allows it" if implied else ""
         super().__init__(
+            "authorization_failed",
             f"authorization failed: the principal lacks {operation} on {resource} (needed for {request}"
             + (f", the broker answered {detail}" if detail else "") + f"){grant}"
         )

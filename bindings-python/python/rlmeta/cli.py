@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from . import _native, _reconcile
+from ._errors import describe
 from ._compaction import (
     CompactionPreview,
     TopicConfig,
@@ -551,9 +552,9 @@ def _ledger(args: argparse.Namespace) -> Tuple[Any, str]:
     except ValueError:
         raise
     except Exception as e:
-        raise _reconcile.MetadataError(f"cannot read {METADATA_TOPIC} from {where}: {type(e).__name__}: {e}") from e
+        raise _reconcile.MetadataError("metadata_unreadable", f"cannot read {METADATA_TOPIC} from {where}: {type(e).__name__}: {e}") from e
     if not parts:
-        raise _reconcile.MetadataError(f"no {METADATA_TOPIC} partition found in {', '.join(args.files)}")
+        raise _reconcile.MetadataError("metadata_not_found", f"no {METADATA_TOPIC} partition found in {', '.join(args.files)}")
     ledger = _native.Ledger()
     try:
         for part in parts:
@@ -566,12 +567,12 @@ def _ledger(args: argparse.Namespace) -> Tuple[Any, str]:
     except ValueError:
         raise
     except Exception as e:
-        raise _reconcile.MetadataError(f"cannot read {METADATA_TOPIC} from {where}: {type(e).__name__}: {e}") from e
+        raise _reconcile.MetadataError("metadata_unreadable", f"cannot read {METADATA_TOPIC} from {where}: {type(e).__name__}: {e}") from e
     finally:
         parts.close()
     unread = _unread_note(parts)
     if unread:
-        raise _reconcile.MetadataError(f"{METADATA_TOPIC} not read to its end within --timeout-ms: {', '.join(unread)} "
+        raise _reconcile.MetadataError("metadata_incomplete", f"{METADATA_TOPIC} not read to its end within --timeout-ms: {', '.join(unread)} "
                                        "(a partial history would call live segments' objects orphaned)")
     source = (f"{METADATA_TOPIC} on {args.bootstrap_server}" if args.bootstrap_server else f"{len(parts)} metadata partition(s) from files")
     return ledger, f"{source} ({ledger.records()} records)"
@@ -617,13 +618,13 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
                                       args.azure_connection_string)
         inventory = open_inventory(args.inventory, store) if args.inventory else None
     except (ValueError, _native.RlmetaError, _reconcile.StoreError, InventoryError) as e:
-        return fail(str(e))
+        return fail(describe(e))
     progress = not args.no_progress
     if args.emit_sql:
         try:
             return _emit_sql(args, store, inventory, grace)
         except (ValueError, OSError, _reconcile.MetadataError, _native.RlmetaError, *_security_errors()) as e:
-            return fail(str(e))
+            return fail(describe(e))
 
     def run() -> Tuple[_reconcile.Finding, str, int]:
         ledger, source = _ledger(args)
@@ -648,9 +649,9 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
             # the store itself (HEAD) and deleted only if unchanged since the inventory
             result = _reconcile.execute(found, lambda: run()[0], store, journal, args.yes, head=inventory is not None)
     except (ValueError, _reconcile.StoreError, _reconcile.MetadataError, InventoryError, *_security_errors()) as e:
-        return fail(str(e))
+        return fail(describe(e))
     except _native.RlmetaError as e:
-        return fail(str(e))
+        return fail(describe(e))
     name = _native.parse_layout(args.layout)[0]
     if args.delete and not args.bootstrap_server:
         print("rlmeta reconcile: note: metadata read from files: objects modified after their newest record, less the "
@@ -783,7 +784,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             parts = load(args)
         text, doc = COMMANDS[args.command](args, parts)
     except _security_errors() as e:
-        print(f"rlmeta {args.command}: {e}", file=sys.stderr)
+        print(f"rlmeta {args.command}: {describe(e)}", file=sys.stderr)
         return 2
     except (ValueError, FileNotFoundError) as e:
         print(f"rlmeta {args.command}: {e}", file=sys.stderr)

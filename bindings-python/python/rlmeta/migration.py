@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 from . import _native
+from ._errors import describe
 from ._feature import (
     DEFAULT_V1_RETENTION_MS,
     DEFAULT_V1_SEGMENT_MS,
@@ -722,7 +723,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
     except CommandConfigError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
+        print(f"{PROG}: {describe(e)}", file=sys.stderr)
         return 2
     actions = Actions()
     try:
@@ -732,7 +733,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return upgrade_to_v1(cluster, args, actions) if args.upgrade_to_v1 else check(cluster, args, actions)
     except (AccessDenied, AuthenticationFailed) as e:
         sys.stdout.flush()
-        print(f"{PROG}: {e}", file=sys.stderr)
+        print(f"{PROG}: {describe(e)}", file=sys.stderr)
         return 2
     except Failure as e:
         sys.stdout.flush()
