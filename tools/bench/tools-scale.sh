@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make bench-tools-scale: the migration tool on the scale generator's topic (issue 33's aim: a 10 M-record
 # stock topic read with peak memory <= 300 MB). Starts `make scale-data` holding its broker, then times
-# `kafka-remote-log-metadata-migration --check` and `--check --backfill` against it with GNU time (wall
-# time and peak RSS of the tool's process), and prints one line per run. A measurement: it asserts nothing.
+# `kafka-remote-log-metadata-migration --check` and `--check --backfill`, and `rlmeta scan`, `inspect` (its
+# listing to /dev/null) and `simulate` with --bootstrap-server, against it with GNU time (wall time and peak
+# RSS of the tool's process), and prints one line per run, after the reference: Kafka's own Java consumer
+# reading the same topic to its end (timed by the generator, three runs). A measurement: it asserts nothing.
 # Env: SCALE_RECORDS (default 10000000), BENCH_HOLD_SECONDS (default 1800).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -16,6 +18,7 @@ trap 'kill -TERM -- -$GEN 2>/dev/null || true; wait $GEN 2>/dev/null || true' EX
 for _ in $(seq 1 1800); do [ -s "$BOOT" ] && break; kill -0 $GEN 2>/dev/null || { echo "scale-data ended first"; exit 1; }; sleep 1; done
 [ -s "$BOOT" ] || { echo "no broker after 30 min"; exit 1; }
 BS=$(cat "$BOOT")
+cat "$BOOT.reference"
 TOOL=.venv/bin/kafka-remote-log-metadata-migration
 for args in "--check" "--check --backfill"; do
   # shellcheck disable=SC2086
@@ -25,4 +28,13 @@ for args in "--check" "--check --backfill"; do
   total=$(grep -o 'Total messages scanned: [0-9]*' build/tools-scale.out | grep -o '[0-9]*$' || true)
   live=$(grep -o 'Live segments: [0-9]*' build/tools-scale.out | grep -o '[0-9]*$' || true)
   echo "[tools-scale] migration $args: ${wall} s wall, peak RSS $((rss / 1024)) MB; ${total:+$total records scanned}${live:+$live live segments verified}"
+done
+for cmd in scan inspect simulate; do
+  # inspect lists every record (gigabytes at 10 M): counted, not kept
+  if [ "$cmd" = inspect ]; then out=/dev/null; else out=build/tools-scale-$cmd.out; fi
+  /usr/bin/time -f "%e %M" -o build/tools-scale.time .venv/bin/rlmeta "$cmd" --bootstrap-server "$BS" --no-progress \
+    --timeout-ms 60000 2>build/tools-scale.err | tee "$out" | wc -c >build/tools-scale.bytes \
+    || echo "(exit status $?: $(tail -n 1 build/tools-scale.err))"
+  read -r wall rss <build/tools-scale.time
+  echo "[tools-scale] rlmeta $cmd --bootstrap-server: ${wall} s wall, peak RSS $((rss / 1024)) MB; $(cat build/tools-scale.bytes) bytes of output"
 done

@@ -85,11 +85,46 @@ class ScaleDataTest {
                     live, w.live.size());
             long hold = Long.getLong("rlmeta.scale.hold.seconds", 0);
             if (hold > 0) { // a benchmark reads the topic meanwhile (make bench-tools-scale)
-                java.nio.file.Files.writeString(java.nio.file.Path.of(System.getProperty("rlmeta.scale.bootstrap.file",
-                        "scale-bootstrap.txt")), c.bootstrap());
+                // its reference: Kafka's own Java consumer reading the whole topic to its end
+                String boot = System.getProperty("rlmeta.scale.bootstrap.file", "scale-bootstrap.txt");
+                StringBuilder ref = new StringBuilder();
+                for (int run = 1; run <= 3; run++) {
+                    long r0 = System.nanoTime();
+                    long read = readToEnd(c, shape.metadataPartitions);
+                    ref.append(String.format("[tools-scale] Kafka's Java consumer read %,d records of the %d metadata "
+                            + "partitions to their end in %.2f s (run %d: KafkaConsumer in the generator's JVM, byte[] "
+                            + "deserializers, default fetch settings, all partitions assigned at once)%n", read,
+                            shape.metadataPartitions, (System.nanoTime() - r0) / 1e9, run));
+                }
+                System.out.print(ref);
+                java.nio.file.Files.writeString(java.nio.file.Path.of(boot + ".reference"), ref);
+                java.nio.file.Files.writeString(java.nio.file.Path.of(boot), c.bootstrap());
                 System.out.printf("[scale] holding the broker at %s for %d s%n", c.bootstrap(), hold);
                 Thread.sleep(hold * 1000);
             }
+        }
+    }
+
+    /** Reads every record of the topic to the end offsets it had at the start; returns how many. */
+    static long readToEnd(KafkaCluster c, int metadataPartitions) {
+        java.util.Properties p = new java.util.Properties();
+        p.put("bootstrap.servers", c.bootstrap());
+        p.put("enable.auto.commit", "false");
+        try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]>(p,
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            List<org.apache.kafka.common.TopicPartition> tps = new java.util.ArrayList<>();
+            for (int mp = 0; mp < metadataPartitions; mp++) {
+                tps.add(new org.apache.kafka.common.TopicPartition(MetaTopic.NAME, mp));
+            }
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            Map<org.apache.kafka.common.TopicPartition, Long> end = consumer.endOffsets(tps);
+            long read = 0;
+            while (tps.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                read += consumer.poll(java.time.Duration.ofMillis(500)).count();
+            }
+            return read;
         }
     }
 
