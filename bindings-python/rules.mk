@@ -17,9 +17,9 @@ PY_MATURIN_PROFILE := $(if $(filter release,$(PY_PROFILE)),--release,$(if $(filt
 PY_TARGET_DIR := target/maturin
 
 # The operator tools' runtime dependencies, as in pyproject.toml (the wheel itself is installed
-# with --no-deps --no-index): kafka-python, tqdm, boto3 and botocore pinned; pyjks and cryptography (the stores a
+# with --no-deps --no-index): kafka-python (with crc32c, its C CRC-32C), tqdm, boto3 and botocore pinned; pyjks and cryptography (the stores a
 # --command-config names) are ranges there, the versions tested here pinned.
-PY_RUNTIME_DEPS := kafka-python==3.0.12 tqdm==4.70.1 pyjks==20.0.0 cryptography==50.0.2 boto3==1.44.5 botocore==1.44.8
+PY_RUNTIME_DEPS := kafka-python==3.0.12 crc32c==2.9.post0 tqdm==4.70.1 pyjks==20.0.0 cryptography==50.0.2 boto3==1.44.5 botocore==1.44.8
 # Test only: kafka-python's snappy, lz4 and zstd codecs, so that its record reader is a second
 # reference for every crafted fixture (tests/test_kafka_python_reader.py).
 PY_TEST_DEPS := lz4==4.4.5 zstandard==0.25.0 python-snappy==0.7.3 cramjam==2.14.0 pyarrow==26.0.1 \

@@ -1,7 +1,7 @@
 """The wheel as an operator's environment sees it: dependency ranges, and a codec that imports no tool.
 
 `import rlmeta` and everything the codec, the store and the file readers do must work without
-the operator tools' dependencies (kafka-python, tqdm, pyjks, cryptography, boto3): a program that only
+the operator tools' dependencies (kafka-python, crc32c, tqdm, pyjks, cryptography, boto3): a program that only
 decodes records should not pay for, or be broken by, a Kafka client. The wheel names its
 dependencies as ranges so that it installs beside other packages; the versions make test runs
 (PY_RUNTIME_DEPS in rules.mk) lie inside them.
@@ -52,7 +52,7 @@ def _satisfies(version, spec):
 
 def test_every_dependency_is_a_bounded_range_holding_the_tested_version():
     reqs = _requirements()
-    assert set(reqs) == {"kafka-python", "tqdm", "pyjks", "cryptography", "boto3"}, reqs
+    assert set(reqs) == {"kafka-python", "crc32c", "tqdm", "pyjks", "cryptography", "boto3"}, reqs
     for name, spec in reqs.items():
         assert "==" not in spec, f"{name} is pinned ({spec}): the wheel names ranges"
         assert re.search(r">=[\d.]+", spec) and re.search(r"<[\d.]+", spec), f"{name}: {spec} is not bounded both ways"
