@@ -384,6 +384,172 @@ impl Log {
     }
 }
 
+/// One moment of [`Log`], streamed: what a fresh log holding the given records keeps when a
+/// record arrives at `now_ms` and retention and one cleaning round then run (what
+/// `inspect::preview_compaction` asks of a [`Log`]), decided in two passes over the records in
+/// log order, without holding them.
+///
+/// Owns: the first pass rolls the segments as [`Log::append`] does, keeping only the segment
+/// being filled (retention's expired prefix and the cleaner's dirty end are decided as each
+/// segment closes), and the latest position of each key in the dirty range; the second pass
+/// says of each record whether it remains. Memory: the distinct keys of the dirty range (the
+/// keys themselves, not a hash as Kafka's `SkimpyOffsetMap` keeps: a hash collision would drop a
+/// record the cleaner keeps, and the answer must be [`Log`]'s exactly) and those of the segment
+/// being filled; no value, no record. Only one round from a fresh log is modelled (no
+/// checkpoint, no tombstone horizon of an earlier round): later rounds are [`Log`]'s.
+/// Never: I/O.
+#[derive(Clone, Debug)]
+pub struct Round {
+    config: TopicConfig,
+    now_ms: i64,
+    /// Records appended so far in this pass (the log offset of the next one).
+    next: i64,
+    /// The segment being filled: base, records, first batch's timestamp, largest timestamp.
+    active: Option<(i64, usize, i64, i64)>,
+    /// Every segment closed so far went to retention.
+    expired_prefix: bool,
+    /// The log start: the first offset retention keeps.
+    start: i64,
+    /// The dirty range's end, once a closed segment holds a record within the compaction lag
+    /// (or, after [`Round::plan`], the active segment's base).
+    end: Option<i64>,
+    /// The latest offset of each key in the closed segments of the dirty range so far, and in
+    /// the segment being filled.
+    latest: HashMap<Vec<u8>, i64>,
+    filling: HashMap<Vec<u8>, i64>,
+    planned: bool,
+}
+
+impl Round {
+    pub fn new(config: TopicConfig, now_ms: i64) -> Round {
+        Round {
+            config,
+            now_ms,
+            next: 0,
+            active: None,
+            expired_prefix: true,
+            start: 0,
+            end: None,
+            latest: HashMap::new(),
+            filling: HashMap::new(),
+            planned: false,
+        }
+    }
+
+    /// Whether a record with this timestamp exists at the moment (the model appends only those).
+    pub fn present(&self, timestamp_ms: i64) -> bool {
+        timestamp_ms <= self.now_ms
+    }
+
+    /// First pass: the next record that exists at the moment ([`Round::present`]), in log order.
+    pub fn append(&mut self, timestamp_ms: i64, key: Option<&[u8]>) {
+        if self.planned {
+            return;
+        }
+        self.roll_for(timestamp_ms);
+        if let (Some(k), true) = (key, self.maps_keys()) {
+            match self.filling.get_mut(k) {
+                Some(o) => *o = self.next,
+                None => {
+                    self.filling.insert(k.to_vec(), self.next);
+                }
+            }
+        }
+        self.next += 1;
+    }
+
+    /// Ends the first pass: the arriving record at the moment is appended (it may roll the last
+    /// segment), and what retention and the round take is fixed.
+    pub fn plan(&mut self) {
+        if self.planned {
+            return;
+        }
+        self.roll_for(self.now_ms);
+        let base = self.active.map_or(self.next, |a| a.0);
+        self.next += 1;
+        self.end = Some(self.end.map_or(base, |e| e.min(base)).max(self.start));
+        self.filling = HashMap::new();
+        if !self.cleans() {
+            self.latest = HashMap::new();
+        }
+        self.planned = true;
+    }
+
+    /// Whether [`Round::plan`] found anything for retention or the cleaner to take.
+    pub fn drops_any(&self) -> bool {
+        self.start > 0 || self.cleans()
+    }
+
+    /// Second pass, after [`Round::plan`]: whether the record the `offset`-th present one (from 0,
+    /// as the first pass numbered them) remains after retention and the round.
+    pub fn keeps(&self, offset: i64, key: Option<&[u8]>) -> bool {
+        if offset < self.start {
+            return false;
+        }
+        if !self.cleans() || offset >= self.end.unwrap_or(i64::MAX) {
+            return true;
+        }
+        key.is_some_and(|k| offset >= self.latest.get(k).copied().unwrap_or(-1))
+    }
+
+    /// A round runs: the policy compacts and the dirty range holds a record.
+    fn cleans(&self) -> bool {
+        self.config.cleanup_policy.compacts() && self.end.is_some_and(|e| e > self.start)
+    }
+
+    /// Whether keys seen now may be in the dirty range.
+    fn maps_keys(&self) -> bool {
+        self.config.cleanup_policy.compacts() && self.end.is_none()
+    }
+
+    /// Rolls before a record at `timestamp_ms` as [`Log::append`] does, closing the segment.
+    fn roll_for(&mut self, timestamp_ms: i64) {
+        let roll = self.active.is_none_or(|(_, n, first, _)| {
+            n >= self.config.segment_records
+                || timestamp_ms.saturating_sub(first) > self.config.segment_ms
+        });
+        if roll {
+            if let Some(closed) = self.active.take() {
+                self.close(closed);
+            }
+            self.active = Some((self.next, 0, timestamp_ms, timestamp_ms));
+        }
+        if let Some(a) = &mut self.active {
+            a.1 += 1;
+            a.3 = a.3.max(timestamp_ms);
+        }
+    }
+
+    /// A segment closed (not the active one at the moment): retention's prefix, then the
+    /// cleaner's lag ([`Log::apply_retention`] and [`Log::compact`]'s dirty end).
+    fn close(&mut self, (base, n, _, max): (i64, usize, i64, i64)) {
+        let filling = std::mem::take(&mut self.filling);
+        let retention = self.config.retention_ms;
+        if self.expired_prefix
+            && self.config.cleanup_policy.deletes()
+            && retention >= 0
+            && self.now_ms.saturating_sub(max) > retention
+        {
+            self.start = base + n as i64;
+            return;
+        }
+        self.expired_prefix = false;
+        if !self.maps_keys() {
+            return;
+        }
+        let lag = self.config.min_compaction_lag_ms;
+        if lag > 0 && max > self.now_ms.saturating_sub(lag) {
+            self.end = Some(base);
+            return;
+        }
+        if self.latest.is_empty() {
+            self.latest = filling;
+        } else {
+            self.latest.extend(filling);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,7 @@ use serde_json::{Value as Json, json};
 
 use crate::batch::{Batch, Batches, LOG_OVERHEAD, ReadOptions, entry_extent};
 use crate::cache::{Applied, Seen, Skip, Store};
-use crate::compaction::{Log, TopicConfig};
+use crate::compaction::{Log, Round, TopicConfig};
 use crate::feature::MetadataLevel;
 use crate::index::RecordIndex;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
@@ -1309,6 +1309,95 @@ pub fn preview_compaction(
     out
 }
 
+/// [`preview_compaction`] fed the records instead of holding them: the host hands every record
+/// over in log order ([`PreviewStream::push`]), ends the pass ([`PreviewStream::end_pass`]) and,
+/// while that says so, hands them over again, the same records in the same order; then
+/// [`PreviewStream::finish`] answers as [`preview_compaction`] does, but for
+/// [`CompactionPreview::kept`], which it leaves empty. Memory: the stores of the live segments
+/// before and after, and what [`Round`] holds (the keys of the dirty range), never a record or a
+/// value.
+#[derive(Clone, Debug)]
+pub struct PreviewStream {
+    round: Round,
+    before: Store,
+    after: Store,
+    out: CompactionPreview,
+    /// Present records seen in this pass (the model's log offset of the next one).
+    next: i64,
+    /// 1 while the model is being laid out, 2 while the kept records are replayed, 3 when done.
+    pass: u8,
+}
+
+impl PreviewStream {
+    pub fn new(config: TopicConfig, now_ms: i64) -> PreviewStream {
+        PreviewStream {
+            round: Round::new(config, now_ms),
+            before: Store::new(),
+            after: Store::new(),
+            out: CompactionPreview::default(),
+            next: 0,
+            pass: 1,
+        }
+    }
+
+    /// The next record of the log, in this pass.
+    pub fn push(&mut self, r: &PreviewRecord<'_>) {
+        if !self.round.present(r.timestamp) {
+            return;
+        }
+        let o = self.next;
+        self.next += 1;
+        match self.pass {
+            1 => {
+                self.out.records_before += 1;
+                self.out.bytes_before += r.size as u64;
+                self.round.append(r.timestamp, r.key);
+                self.before.apply(r.offset, r.key, r.value);
+            }
+            2 if self.round.keeps(o, r.key) => {
+                self.out.records_after += 1;
+                self.out.bytes_after += r.size as u64;
+                self.after.apply(r.offset, r.key, r.value);
+            }
+            2 if r.key.is_none() => self.out.null_keys_dropped += 1,
+            _ => {}
+        }
+    }
+
+    /// Ends a pass; returns whether the records are wanted once more (a second pass, unless
+    /// nothing is dropped: then the first pass is the answer).
+    pub fn end_pass(&mut self) -> bool {
+        self.next = 0;
+        if self.pass == 1 {
+            self.round.plan();
+            if self.round.drops_any() {
+                self.pass = 2;
+                return true;
+            }
+            self.out.records_after = self.out.records_before;
+            self.out.bytes_after = self.out.bytes_before;
+        }
+        self.pass = 3;
+        false
+    }
+
+    /// The preview (a first pass not ended is ended here; `kept` is empty). Called before a
+    /// second pass [`PreviewStream::end_pass`] asked for was fed, it answers for no kept record.
+    pub fn finish(mut self) -> CompactionPreview {
+        if self.pass == 1 {
+            self.end_pass();
+        }
+        let live = live_ids(&self.before);
+        self.out.live_before = live.len();
+        self.out.lost = if self.round.drops_any() {
+            lost(live, &self.after)
+        } else {
+            Vec::new()
+        };
+        self.out
+    }
+}
+
 /// How long after the last record the inspection's summary compacts the log: past every
 /// default horizon (`delete.retention.ms` 1 day, `segment.ms` 7 days), as the cleaner of a topic
 /// switched to `compact` would find it.
@@ -1506,6 +1595,125 @@ mod preview_tests {
             kept >= 1,
             "no fixture keeps keyed records through compaction"
         );
+    }
+
+    /// [`PreviewStream`] fed `records` pass after pass, as a host feeds it.
+    fn streamed(records: &[PreviewRecord<'_>], config: TopicConfig, now: i64) -> CompactionPreview {
+        let mut s = PreviewStream::new(config, now);
+        let mut passes = 0;
+        loop {
+            for r in records {
+                s.push(r);
+            }
+            passes += 1;
+            if !s.end_pass() {
+                break;
+            }
+        }
+        assert!(passes <= 2, "{passes} passes");
+        s.finish()
+    }
+
+    /// The in-memory model's answer, but for the per-record `kept` the stream does not give.
+    fn held(records: &[PreviewRecord<'_>], config: TopicConfig, now: i64) -> CompactionPreview {
+        CompactionPreview {
+            kept: Vec::new(),
+            ..preview_compaction(records, config, now)
+        }
+    }
+
+    fn configs() -> Vec<TopicConfig> {
+        use crate::compaction::CleanupPolicy;
+        let mut out = vec![summary_compaction_config()];
+        for policy in CleanupPolicy::ALL {
+            for (retention_ms, lag, segment_ms, segment_records) in [
+                (-1, 0, 604_800_000, 1000),
+                (50, 0, 10, 3),
+                (1_000, 30, 7, 2),
+                (5, 100, 1, 1),
+                (0, 1, 0, usize::MAX),
+                (200, -5, i64::MAX, 4),
+            ] {
+                out.push(TopicConfig {
+                    cleanup_policy: policy,
+                    retention_ms,
+                    min_compaction_lag_ms: lag,
+                    delete_retention_ms: 86_400_000,
+                    segment_ms,
+                    segment_records,
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_streamed_preview_answers_as_the_held_log_on_every_fixture() {
+        let mut checked = 0;
+        for (d, data) in crate::testing::fixtures::metadata_partitions() {
+            let recs: Vec<Owned> = data.iter().flat_map(|f| owned(f)).collect();
+            let records = view(&recs);
+            let last = records.iter().map(|r| r.timestamp).max().unwrap_or(0);
+            let first = records.iter().map(|r| r.timestamp).min().unwrap_or(0);
+            for config in configs() {
+                for now in [
+                    first - 1,
+                    first,
+                    (first + last) / 2,
+                    last,
+                    last + 1,
+                    last + COMPACTION_HORIZON_MS,
+                ] {
+                    assert_eq!(
+                        streamed(&records, config, now),
+                        held(&records, config, now),
+                        "{d:?} {config:?} at {now}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 500, "{checked}");
+    }
+
+    #[test]
+    fn the_streamed_preview_answers_as_the_held_log_on_generated_logs() {
+        use proptest::prelude::*;
+        // Real metadata values (so that replay has live segments to lose) under few keys.
+        let pool: Vec<Owned> = crate::testing::fixtures::metadata_partitions()
+            .into_iter()
+            .flat_map(|(_, data)| data.iter().flat_map(|f| owned(f)).collect::<Vec<_>>())
+            .filter(|r| r.3.is_some())
+            .take(400)
+            .collect();
+        assert!(pool.len() > 50, "{}", pool.len());
+        let record = (0usize..pool.len(), 0u8..8, 0u8..10, -3i64..40);
+        let logs = proptest::collection::vec(record, 0..120);
+        let config = (0usize..3, -1i64..60, -2i64..40, 0i64..30, 1usize..6);
+        proptest!(ProptestConfig::with_cases(400), |(log in logs, c in config, now in 0i64..80)| {
+            let mut ts = 0i64;
+            let recs: Vec<Owned> = log.iter().enumerate().map(|(i, &(v, key, kind, step))| {
+                ts += step.max(-1);
+                let (_, _, k, value, size) = &pool[v];
+                let key = match key {
+                    0 => None,
+                    1 => k.clone(),
+                    n => Some(format!("k{n}").into_bytes()),
+                };
+                let value = if kind == 0 { None } else { value.clone() };
+                (i as i64, ts, key, value, *size)
+            }).collect();
+            let records = view(&recs);
+            let config = TopicConfig {
+                cleanup_policy: crate::compaction::CleanupPolicy::ALL[c.0],
+                retention_ms: c.1,
+                min_compaction_lag_ms: c.2,
+                delete_retention_ms: 10,
+                segment_ms: c.3,
+                segment_records: c.4,
+            };
+            prop_assert_eq!(streamed(&records, config, now), held(&records, config, now));
+        });
     }
 
     /// Every fixture, whole and damaged (cut short, a byte flipped, an entry's length made
