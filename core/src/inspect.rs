@@ -266,16 +266,186 @@ pub fn scan_lists(applied: &Applied) -> bool {
 /// A file a scan is being fed in chunks ([`Inspector::scan_begin`]).
 #[derive(Clone, Debug)]
 struct Feed {
+    file: FileFeed,
+    options: ScanOptions,
+    scan: FileScan,
+}
+
+/// One segment file read from chunks of any size, as a consumer reads it: each batch that
+/// parses, in order (entries of an unsupported version stepped over), up to the first that does
+/// not (a bad CRC, a torn tail), from which the rest is only counted. Memory: the largest entry,
+/// not the file. [`Inspector`]'s scans read files so; hosts read a partition's files for other
+/// models so too ([`PartitionFeed`]).
+#[derive(Clone, Debug)]
+pub struct FileFeed {
     /// The file's length when the host began reading it.
     len: usize,
     /// Position in the file of the next entry (the first byte of `pending`, if any).
     pos: usize,
     /// The start of an entry not yet whole.
     pending: Vec<u8>,
-    options: ScanOptions,
-    scan: FileScan,
     /// Where reading stopped and why, and the count of the records from there on.
     stop: Option<(usize, crate::Error, RecordIndex)>,
+}
+
+impl FileFeed {
+    /// A file `len` bytes long; `unread` when an earlier file of the partition had a corrupt
+    /// batch (no consumer reads past it: the file is only counted).
+    pub fn new(len: usize, unread: bool) -> FileFeed {
+        FileFeed {
+            len,
+            pos: 0,
+            pending: Vec::new(),
+            stop: unread.then(|| (0, earlier_corrupt(), counting_file())),
+        }
+    }
+
+    /// The next bytes of the file: `each` gets every batch now whole; the start of one cut by the
+    /// chunk's end waits for the next chunk.
+    pub fn push(&mut self, chunk: &[u8], mut each: impl FnMut(Batch<'_>)) {
+        let mut chunk = chunk;
+        while !chunk.is_empty() {
+            if let Some((_, _, tail)) = &mut self.stop {
+                tail.push(chunk);
+                self.pos += chunk.len();
+                break;
+            }
+            let left = self
+                .len
+                .saturating_sub(self.pos)
+                .max(self.pending.len() + chunk.len());
+            // The entry's bytes: its header first, then as many as the header says.
+            let head = if self.pending.is_empty() {
+                chunk
+            } else {
+                let want = LOG_OVERHEAD
+                    .saturating_sub(self.pending.len())
+                    .min(chunk.len());
+                self.pending.extend_from_slice(&chunk[..want]);
+                chunk = &chunk[want..];
+                &self.pending
+            };
+            if head.len() < LOG_OVERHEAD {
+                if self.pending.is_empty() {
+                    self.pending.extend_from_slice(chunk);
+                    chunk = &[];
+                }
+                continue;
+            }
+            let size = match entry_extent(head, self.pos, left) {
+                Ok(size) => size,
+                Err(e) => {
+                    self.stop_at(e, &[]);
+                    continue;
+                }
+            };
+            if self.pending.is_empty() {
+                if chunk.len() < size {
+                    self.pending.extend_from_slice(chunk);
+                    break;
+                }
+                let (entry, rest) = chunk.split_at(size);
+                self.entry(entry, &mut each);
+                chunk = rest;
+            } else {
+                let want = (size - self.pending.len()).min(chunk.len());
+                self.pending.extend_from_slice(&chunk[..want]);
+                chunk = &chunk[want..];
+                if self.pending.len() == size {
+                    let entry = std::mem::take(&mut self.pending);
+                    self.entry(&entry, &mut each);
+                }
+            }
+        }
+    }
+
+    /// Ends the file: bytes left that are no whole entry are its cut tail. Returns where reading
+    /// stopped, why, and the index of what lies from there on, if it did.
+    pub fn end(mut self) -> Option<(usize, crate::Error, RecordIndex)> {
+        if self.stop.is_none() && (!self.pending.is_empty() || self.pos < self.len) {
+            let n = self.pending.len();
+            let cut = entry_extent(&self.pending, self.pos, n).err();
+            let e = cut.unwrap_or_else(|| {
+                crate::Error::at(
+                    crate::error::ErrorKind::Truncated,
+                    self.pos,
+                    "length",
+                    "the file ended here, before the length it had when the scan began",
+                )
+            });
+            self.stop_at(e, &[]);
+        }
+        self.stop.take().map(|(position, why, mut tail)| {
+            tail.end_file();
+            (position, why, tail)
+        })
+    }
+
+    /// One whole entry of the file.
+    fn entry(&mut self, entry: &[u8], each: &mut impl FnMut(Batch<'_>)) {
+        let position = self.pos;
+        match Batch::parse(entry, position, ReadOptions::default()) {
+            Ok(b) => {
+                self.pos += entry.len();
+                each(b);
+            }
+            Err(e) if e.kind() == crate::error::ErrorKind::UnsupportedVersion => {
+                self.pos += entry.len();
+            }
+            Err(e) => self.stop_at(e, entry),
+        }
+    }
+
+    /// Reading stops at the feed's position: what lies from there on (`entry`, the start of an
+    /// entry not yet fed, then every later chunk) is only counted.
+    fn stop_at(&mut self, why: crate::Error, entry: &[u8]) {
+        let mut tail = counting_file();
+        tail.push(entry);
+        tail.push(&std::mem::take(&mut self.pending));
+        self.stop = Some((self.pos, why, tail));
+    }
+}
+
+/// A metadata partition's files read one after the other through [`FileFeed`]s, with the rule
+/// of [`crate::index`]: no record in or after the first corrupt batch is read. `each` of
+/// [`PartitionFeed::push`] gets the records [`Inspector::push_file`] replays, in order.
+#[derive(Clone, Debug, Default)]
+pub struct PartitionFeed {
+    file: Option<FileFeed>,
+    /// A corrupt batch was met: no later record is read.
+    stopped: bool,
+}
+
+impl PartitionFeed {
+    pub fn new() -> PartitionFeed {
+        PartitionFeed::default()
+    }
+
+    /// Begins the next file, `len` bytes long (ending the one before, if not ended).
+    pub fn begin(&mut self, len: usize) {
+        self.end();
+        self.file = Some(FileFeed::new(len, self.stopped));
+    }
+
+    /// The next bytes of the file begun: `each` gets every record now read.
+    pub fn push(&mut self, chunk: &[u8], mut each: impl FnMut(&crate::batch::Record<'_>)) {
+        if let Some(f) = &mut self.file {
+            f.push(chunk, |batch| {
+                if let Ok(records) = batch.records() {
+                    for r in records.flatten() {
+                        each(&r);
+                    }
+                }
+            });
+        }
+    }
+
+    /// Ends the file begun; a corrupt batch in what was not read stops the partition.
+    pub fn end(&mut self) {
+        if let Some((_, _, tail)) = self.file.take().and_then(FileFeed::end) {
+            self.stopped |= !tail.counts().corrupt.is_empty();
+        }
+    }
 }
 
 impl Default for Inspector {
@@ -417,18 +587,11 @@ impl Inspector {
     /// there.
     pub fn scan_begin(&mut self, len: usize, options: ScanOptions) {
         self.scan_end_feed();
-        let mut feed = Feed {
-            len,
-            pos: 0,
-            pending: Vec::new(),
+        self.feed = Some(Feed {
+            file: FileFeed::new(len, self.stopped),
             options,
             scan: FileScan::default(),
-            stop: None,
-        };
-        if self.stopped {
-            feed.stop = Some((0, earlier_corrupt(), counting_file()));
-        }
-        self.feed = Some(feed);
+        });
     }
 
     /// The next bytes of the file a scan began (nothing happens without one). Whole entries are
@@ -437,60 +600,15 @@ impl Inspector {
         let Some(mut feed) = self.feed.take() else {
             return;
         };
-        let mut chunk = chunk;
-        while !chunk.is_empty() {
-            if let Some((_, _, tail)) = &mut feed.stop {
-                tail.push(chunk);
-                feed.pos += chunk.len();
-                break;
-            }
-            let left = feed
-                .len
-                .saturating_sub(feed.pos)
-                .max(feed.pending.len() + chunk.len());
-            // The entry's bytes: its header first, then as many as the header says.
-            let head = if feed.pending.is_empty() {
-                chunk
-            } else {
-                let want = LOG_OVERHEAD
-                    .saturating_sub(feed.pending.len())
-                    .min(chunk.len());
-                feed.pending.extend_from_slice(&chunk[..want]);
-                chunk = &chunk[want..];
-                &feed.pending
+        let (scan, options) = (&mut feed.scan, feed.options);
+        feed.file.push(chunk, |batch| {
+            let Ok(records) = batch.records() else {
+                return;
             };
-            if head.len() < LOG_OVERHEAD {
-                if feed.pending.is_empty() {
-                    feed.pending.extend_from_slice(chunk);
-                    chunk = &[];
-                }
-                continue;
+            for r in records.flatten() {
+                self.scan_record(scan, options, r.offset, r.timestamp, r.key, r.value);
             }
-            let size = match entry_extent(head, feed.pos, left) {
-                Ok(size) => size,
-                Err(e) => {
-                    self.scan_stop(&mut feed, e, &[]);
-                    continue;
-                }
-            };
-            if feed.pending.is_empty() {
-                if chunk.len() < size {
-                    feed.pending.extend_from_slice(chunk);
-                    break;
-                }
-                let (entry, rest) = chunk.split_at(size);
-                self.scan_entry(&mut feed, entry);
-                chunk = rest;
-            } else {
-                let want = (size - feed.pending.len()).min(chunk.len());
-                feed.pending.extend_from_slice(&chunk[..want]);
-                chunk = &chunk[want..];
-                if feed.pending.len() == size {
-                    let entry = std::mem::take(&mut feed.pending);
-                    self.scan_entry(&mut feed, &entry);
-                }
-            }
-        }
+        });
         self.feed = Some(feed);
     }
 
@@ -500,53 +618,10 @@ impl Inspector {
     }
 
     fn scan_end_feed(&mut self) -> Option<FileScan> {
-        let mut feed = self.feed.take()?;
-        if feed.stop.is_none() && (!feed.pending.is_empty() || feed.pos < feed.len) {
-            let n = feed.pending.len();
-            let cut = entry_extent(&feed.pending, feed.pos, n).err();
-            let e = cut.unwrap_or_else(|| {
-                crate::Error::at(
-                    crate::error::ErrorKind::Truncated,
-                    feed.pos,
-                    "length",
-                    "the file ended here, before the length it had when the scan began",
-                )
-            });
-            self.scan_stop(&mut feed, e, &[]);
-        }
-        let stop = feed.stop.take().map(|(position, why, mut tail)| {
-            tail.end_file();
-            (position, why, tail)
-        });
+        let feed = self.feed.take()?;
+        let stop = feed.file.end();
         self.end_file_counted(stop);
         Some(feed.scan)
-    }
-
-    /// One whole entry of the file being scanned.
-    fn scan_entry(&mut self, feed: &mut Feed, entry: &[u8]) {
-        let position = feed.pos;
-        let batch = match Batch::parse(entry, position, ReadOptions::default()) {
-            Ok(b) => b,
-            Err(e) if e.kind() == crate::error::ErrorKind::UnsupportedVersion => {
-                feed.pos += entry.len();
-                return;
-            }
-            Err(e) => return self.scan_stop(feed, e, entry),
-        };
-        feed.pos += entry.len();
-        let Ok(records) = batch.records() else {
-            return;
-        };
-        for r in records.flatten() {
-            self.scan_record(
-                &mut feed.scan,
-                feed.options,
-                r.offset,
-                r.timestamp,
-                r.key,
-                r.value,
-            );
-        }
     }
 
     /// Records not read from a file (a topic's, as a consumer hands them over), in offset order:
@@ -585,15 +660,6 @@ impl Inspector {
             }
             *found += 1;
         }
-    }
-
-    /// Reading the file stops at the feed's position: what lies from there on (`entry`, the
-    /// start of an entry not yet fed, then every later chunk) is only counted.
-    fn scan_stop(&mut self, feed: &mut Feed, why: crate::Error, entry: &[u8]) {
-        let mut tail = counting_file();
-        tail.push(entry);
-        tail.push(&std::mem::take(&mut feed.pending));
-        feed.stop = Some((feed.pos, why, tail));
     }
 
     /// One record of the metadata partition, in offset order; returns what replay did with it.
@@ -1714,6 +1780,50 @@ mod preview_tests {
             };
             prop_assert_eq!(streamed(&records, config, now), held(&records, config, now));
         });
+    }
+
+    #[test]
+    fn the_streamed_preview_of_files_fed_in_chunks_answers_as_the_files_preview() {
+        let (mut checked, mut lost) = (0, 0);
+        for (name, data) in scan_inputs() {
+            let files: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+            let last = data
+                .iter()
+                .flat_map(|f| owned(f))
+                .map(|r| r.1)
+                .max()
+                .unwrap_or(0);
+            for config in [configs()[0], configs()[5]] {
+                let at = last + COMPACTION_HORIZON_MS;
+                let expected = CompactionPreview {
+                    kept: Vec::new(),
+                    ..preview_compaction_files(&files, config, at)
+                };
+                for chunk in [1, 13, 64, 4096] {
+                    let mut s = PreviewStream::new(config, at);
+                    loop {
+                        let mut feed = PartitionFeed::new();
+                        for f in &files {
+                            feed.begin(f.len());
+                            for c in f.chunks(chunk) {
+                                feed.push(c, |r| s.push(&PreviewRecord::of(r)));
+                            }
+                            feed.end();
+                        }
+                        if !s.end_pass() {
+                            break;
+                        }
+                    }
+                    assert_eq!(s.finish(), expected, "{name} in chunks of {chunk}");
+                    checked += 1;
+                }
+                lost += usize::from(!expected.lost.is_empty() && expected.records_after > 0);
+            }
+        }
+        assert!(
+            checked > 100 && lost > 0,
+            "{checked} inputs, {lost} losing live segments"
+        );
     }
 
     /// Every fixture, whole and damaged (cut short, a byte flipped, an entry's length made
