@@ -111,6 +111,17 @@ pub struct Inspection {
     pub summary: Summary,
 }
 
+impl Inspection {
+    /// The summary's compaction what-if of an inspection by [`Inspector::for_files`]: `preview`
+    /// is the [`PreviewStream`]'s of the same files at `at` ([`Inspector::compaction_moment`]).
+    pub fn with_compaction(mut self, at: i64, preview: &CompactionPreview) -> Inspection {
+        self.summary.compacted_at_ms = at;
+        self.summary.kept_by_compaction = preview.records_after;
+        self.summary.lost_by_compaction = preview.lost.clone();
+        self
+    }
+}
+
 fn live_ids(store: &Store) -> Vec<(Uuid, SegmentState)> {
     let mut out = Vec::new();
     for tp in store.partitions() {
@@ -166,6 +177,8 @@ pub struct Inspector {
     /// Made by [`Inspector::for_scan`]: no lifecycles and no compaction what-if are kept, so
     /// nothing of a record outlives its replay.
     scan_only: bool,
+    /// The summary's compaction model holds the records (not made by [`Inspector::for_files`]).
+    holds_log: bool,
     /// The file a scan is being fed in chunks, if any.
     feed: Option<Feed>,
 }
@@ -469,6 +482,7 @@ impl Inspector {
             files_read: 0,
             stopped: false,
             scan_only: false,
+            holds_log: true,
             feed: None,
         }
     }
@@ -480,8 +494,26 @@ impl Inspector {
     pub fn for_scan() -> Inspector {
         Inspector {
             scan_only: true,
+            holds_log: false,
             ..Inspector::new()
         }
+    }
+
+    /// An inspector for files of any size that the host can read twice more: the store, the
+    /// counts and the lifecycles, as [`Inspector::new`] keeps them, but not the records for the
+    /// summary's compaction what-if. The host feeds the files again to a [`PreviewStream`] with
+    /// [`summary_compaction_config`] at [`Inspector::compaction_moment`] and hands its answer to
+    /// [`Inspection::with_compaction`]: the inspection [`Inspector::new`] gives.
+    pub fn for_files() -> Inspector {
+        Inspector {
+            holds_log: false,
+            ..Inspector::new()
+        }
+    }
+
+    /// When the summary compacts the log: [`COMPACTION_HORIZON_MS`] after the last record so far.
+    pub fn compaction_moment(&self) -> i64 {
+        self.last_ts.saturating_add(COMPACTION_HORIZON_MS)
     }
 
     /// Every record of a segment file image (batches that do not read are skipped, as
@@ -736,7 +768,7 @@ impl Inspector {
         if applied.fatal_to_kafka(value) {
             summary.fatal_to_old_brokers += 1;
         }
-        if self.scan_only {
+        if !self.holds_log {
             return applied;
         }
         self.log.append(
@@ -793,6 +825,7 @@ impl Inspector {
             files_read: _,
             stopped: _,
             scan_only,
+            holds_log,
             feed: _,
         } = self;
         let mut lifecycles = lifecycles;
@@ -817,7 +850,12 @@ impl Inspector {
         let at = last_ts.saturating_add(COMPACTION_HORIZON_MS);
         let mut after = Store::new();
         let mut kept = 0;
-        for lr in clean_at(&mut log, at) {
+        let held = if holds_log {
+            Some(clean_at(&mut log, at))
+        } else {
+            None
+        };
+        for lr in held.into_iter().flatten() {
             let Some(i) = usize::try_from(lr.offset)
                 .ok()
                 .filter(|&i| i < places.len())
@@ -837,9 +875,11 @@ impl Inspector {
         drop(log);
         drop(values);
         drop(files);
-        summary.compacted_at_ms = at;
-        summary.kept_by_compaction = kept;
-        summary.lost_by_compaction = lost(live, &after);
+        if holds_log {
+            summary.compacted_at_ms = at;
+            summary.kept_by_compaction = kept;
+            summary.lost_by_compaction = lost(live, &after);
+        }
         // Ordered by (partition, start offset, id). The few distinct partitions are ranked first so
         // that the sort compares integers, not topic names (a third of the time on large logs).
         let mut distinct: Vec<&TopicIdPartition> = {
@@ -1824,6 +1864,50 @@ mod preview_tests {
             checked > 100 && lost > 0,
             "{checked} inputs, {lost} losing live segments"
         );
+    }
+
+    #[test]
+    fn an_inspection_of_files_read_in_chunks_with_the_streamed_what_if_is_the_held_one() {
+        let mut checked = 0;
+        for (name, data) in scan_inputs() {
+            let named: Vec<(&str, &[u8])> = data.iter().map(|f| ("x.log", f.as_slice())).collect();
+            let expected = inspect(&named);
+            for chunk in [7, 4096] {
+                let mut ins = Inspector::for_files();
+                for f in &data {
+                    ins.scan_begin(
+                        f.len(),
+                        ScanOptions {
+                            each_null_key: false,
+                            list_limit: 0,
+                        },
+                    );
+                    for c in f.chunks(chunk) {
+                        ins.scan_push(c);
+                    }
+                    ins.scan_end();
+                }
+                let at = ins.compaction_moment();
+                let mut s = PreviewStream::new(summary_compaction_config(), at);
+                loop {
+                    let mut feed = PartitionFeed::new();
+                    for f in &data {
+                        feed.begin(f.len());
+                        feed.push(f, |r| s.push(&PreviewRecord::of(r)));
+                        feed.end();
+                    }
+                    if !s.end_pass() {
+                        break;
+                    }
+                }
+                let got = ins.finish().with_compaction(at, &s.finish());
+                assert_eq!(got.summary, expected.summary, "{name}");
+                assert_eq!(got.segments, expected.segments, "{name}");
+                assert_eq!(got.to_text(), expected.to_text(), "{name}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "{checked}");
     }
 
     /// Every fixture, whole and damaged (cut short, a byte flipped, an entry's length made
