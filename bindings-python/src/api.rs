@@ -18,7 +18,7 @@ use rlmeta::plan::event_from_json;
 use rlmeta::projection::{GrowthParams, project_growth};
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
 
-use crate::{run, to_py_err};
+use crate::{files, run, to_py_err};
 
 /// `(topic_id, topic, partition)`.
 type Tp = (String, String, i32);
@@ -181,6 +181,15 @@ impl Store_ {
                 })
                 .collect()
         })
+    }
+
+    /// [`Store_::apply_file`] of the file at `path`, read in chunks with the GIL released;
+    /// an OSError if it does not read.
+    fn apply_path(&mut self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<usize> {
+        let store = &mut self.store;
+        Ok(py.detach(|| files::each_record(&path, |r| {
+            store.apply(r.offset, r.key, r.value);
+        }))?)
     }
 
     /// Replays every record of a segment file image, with the GIL released; returns how many
@@ -415,6 +424,18 @@ pub struct Inspector_ {
 }
 
 impl Inspector_ {
+    fn take(&mut self, py: Python<'_>) -> PyResult<Inspector> {
+        self.inner.take().ok_or_else(|| {
+            to_py_err(
+                py,
+                &Error::new(
+                    ErrorKind::InvalidState,
+                    "the inspection is already finished",
+                ),
+            )
+        })
+    }
+
     fn get(&mut self, py: Python<'_>) -> PyResult<&mut Inspector> {
         self.inner.as_mut().ok_or_else(|| {
             to_py_err(
@@ -430,12 +451,16 @@ impl Inspector_ {
 
 #[pymethods]
 impl Inspector_ {
-    /// `scan_only`: the core's scan inspector (`Inspector::for_scan`).
+    /// `scan_only`: the core's scan inspector (`Inspector::for_scan`); `files`: its inspector
+    /// of files read again for the compaction what-if (`Inspector::for_files`, ended by
+    /// [`Inspector_::finish_files`]).
     #[new]
-    #[pyo3(signature = (scan_only=false))]
-    fn new(scan_only: bool) -> Self {
+    #[pyo3(signature = (scan_only=false, files=false))]
+    fn new(scan_only: bool, files: bool) -> Self {
         let inner = if scan_only {
             Inspector::for_scan()
+        } else if files {
+            Inspector::for_files()
         } else {
             Inspector::new()
         };
@@ -593,16 +618,39 @@ impl Inspector_ {
 
     /// Ends the inspection: the core's report, rendered when asked.
     fn finish(&mut self, py: Python<'_>) -> PyResult<Inspection_> {
-        let inspector = self.inner.take().ok_or_else(|| {
-            to_py_err(
-                py,
-                &Error::new(
-                    ErrorKind::InvalidState,
-                    "the inspection is already finished",
-                ),
-            )
-        })?;
+        let inspector = self.take(py)?;
         let inner = py.detach(move || inspector.finish());
+        Ok(Inspection_ { inner })
+    }
+
+    /// [`Inspector_::push_file`] of the file at `path`, read here in chunks with the GIL
+    /// released (no `bytes` made of it); an OSError if it does not read.
+    fn push_path(&mut self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let inspector = self.get(py)?;
+        let options = scan_options(false, Some(0));
+        py.detach(|| {
+            let (chunks, len) = files::Chunks::open(&path)?;
+            inspector.scan_begin(len, options);
+            let read = chunks.each(|c| inspector.scan_push(c));
+            inspector.scan_end();
+            read
+        })?;
+        Ok(())
+    }
+
+    /// Ends an inspection made with `files`: the compaction what-if from the same files
+    /// (`paths`, in order), read again in chunks (`Inspection::with_compaction`).
+    fn finish_files(
+        &mut self,
+        py: Python<'_>,
+        paths: Vec<std::path::PathBuf>,
+    ) -> PyResult<Inspection_> {
+        let inspector = self.take(py)?;
+        let inner = py.detach(move || {
+            let at = inspector.compaction_moment();
+            let p = files::preview_paths(&paths, inspect::summary_compaction_config(), at)?;
+            Ok::<_, std::io::Error>(inspector.finish().with_compaction(at, &p))
+        })?;
         Ok(Inspection_ { inner })
     }
 }
@@ -958,6 +1006,21 @@ pub fn preview_compaction_files(
     }))
 }
 
+/// [`preview_compaction_files`] of the files at `paths`, read in chunks (once per pass of the
+/// core's `PreviewStream`) with the GIL released: memory bounded by the keys of the dirty range
+/// and the live segments, not the files; an OSError if one does not read.
+#[pyfunction]
+pub fn preview_compaction_paths(
+    py: Python<'_>,
+    paths: Vec<std::path::PathBuf>,
+    config: ConfigArgs,
+    now_ms: i64,
+) -> PyResult<PreviewOut> {
+    let config = config.config(py)?;
+    let p = py.detach(|| files::preview_paths(&paths, config, now_ms))?;
+    Ok(preview_out(p))
+}
+
 /// [`preview_compaction_files`] over records read from a cluster, `(offset, timestamp, key,
 /// value)` in offset order; a record's size is its key and value bytes (a consumer does not see
 /// batch sizes).
@@ -1289,6 +1352,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cleanup_policy_name, m)?)?;
     m.add_function(wrap_pyfunction!(preview_compaction, m)?)?;
     m.add_function(wrap_pyfunction!(preview_compaction_files, m)?)?;
+    m.add_function(wrap_pyfunction!(preview_compaction_paths, m)?)?;
     m.add_function(wrap_pyfunction!(verify_keyed, m)?)?;
     m.add_function(wrap_pyfunction!(level_topic_configs, m)?)?;
     m.add_function(wrap_pyfunction!(check_upgrade, m)?)?;

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value as Json, json};
 
-use crate::batch::{Batch, Batches, LOG_OVERHEAD, ReadOptions, entry_extent};
+use crate::batch::{Batch, Batches, LOG_OVERHEAD, ReadOptions};
 use crate::cache::{Applied, Seen, Skip, Store};
 use crate::compaction::{Log, Round, TopicConfig};
 use crate::feature::MetadataLevel;
@@ -286,19 +286,16 @@ struct Feed {
 
 /// One segment file read from chunks of any size, as a consumer reads it: each batch that
 /// parses, in order (entries of an unsupported version stepped over), up to the first that does
-/// not (a bad CRC, a torn tail), from which the rest is only counted. Memory: the largest entry,
-/// not the file. [`Inspector`]'s scans read files so; hosts read a partition's files for other
-/// models so too ([`PartitionFeed`]).
+/// not (a bad CRC, a torn tail), from which the rest is only counted ([`crate::batch::BatchFeed`]
+/// walks the entries). Memory: the largest entry, not the file. [`Inspector`]'s scans read files
+/// so; hosts read a partition's files for other models so too ([`PartitionFeed`]).
 #[derive(Clone, Debug)]
 pub struct FileFeed {
-    /// The file's length when the host began reading it.
-    len: usize,
-    /// Position in the file of the next entry (the first byte of `pending`, if any).
-    pos: usize,
-    /// The start of an entry not yet whole.
-    pending: Vec<u8>,
+    batches: crate::batch::BatchFeed,
     /// Where reading stopped and why, and the count of the records from there on.
     stop: Option<(usize, crate::Error, RecordIndex)>,
+    /// The tail's count, from the stop on.
+    tail: Option<RecordIndex>,
 }
 
 impl FileFeed {
@@ -306,116 +303,48 @@ impl FileFeed {
     /// batch (no consumer reads past it: the file is only counted).
     pub fn new(len: usize, unread: bool) -> FileFeed {
         FileFeed {
-            len,
-            pos: 0,
-            pending: Vec::new(),
+            batches: crate::batch::BatchFeed::new(len, ReadOptions::default()),
             stop: unread.then(|| (0, earlier_corrupt(), counting_file())),
+            tail: None,
         }
     }
 
     /// The next bytes of the file: `each` gets every batch now whole; the start of one cut by the
     /// chunk's end waits for the next chunk.
     pub fn push(&mut self, chunk: &[u8], mut each: impl FnMut(Batch<'_>)) {
-        let mut chunk = chunk;
-        while !chunk.is_empty() {
-            if let Some((_, _, tail)) = &mut self.stop {
-                tail.push(chunk);
-                self.pos += chunk.len();
-                break;
-            }
-            let left = self
-                .len
-                .saturating_sub(self.pos)
-                .max(self.pending.len() + chunk.len());
-            // The entry's bytes: its header first, then as many as the header says.
-            let head = if self.pending.is_empty() {
-                chunk
-            } else {
-                let want = LOG_OVERHEAD
-                    .saturating_sub(self.pending.len())
-                    .min(chunk.len());
-                self.pending.extend_from_slice(&chunk[..want]);
-                chunk = &chunk[want..];
-                &self.pending
-            };
-            if head.len() < LOG_OVERHEAD {
-                if self.pending.is_empty() {
-                    self.pending.extend_from_slice(chunk);
-                    chunk = &[];
-                }
-                continue;
-            }
-            let size = match entry_extent(head, self.pos, left) {
-                Ok(size) => size,
-                Err(e) => {
-                    self.stop_at(e, &[]);
-                    continue;
-                }
-            };
-            if self.pending.is_empty() {
-                if chunk.len() < size {
-                    self.pending.extend_from_slice(chunk);
-                    break;
-                }
-                let (entry, rest) = chunk.split_at(size);
-                self.entry(entry, &mut each);
-                chunk = rest;
-            } else {
-                let want = (size - self.pending.len()).min(chunk.len());
-                self.pending.extend_from_slice(&chunk[..want]);
-                chunk = &chunk[want..];
-                if self.pending.len() == size {
-                    let entry = std::mem::take(&mut self.pending);
-                    self.entry(&entry, &mut each);
-                }
-            }
+        if let Some((_, _, tail)) = &mut self.stop {
+            tail.push(chunk);
+            return;
         }
+        let tail = &mut self.tail;
+        self.batches.push(
+            chunk,
+            |b| {
+                if let Ok(b) = b {
+                    each(b);
+                }
+            },
+            |rest| tail.get_or_insert_with(counting_file).push(rest),
+        );
     }
 
     /// Ends the file: bytes left that are no whole entry are its cut tail. Returns where reading
     /// stopped, why, and the index of what lies from there on, if it did.
-    pub fn end(mut self) -> Option<(usize, crate::Error, RecordIndex)> {
-        if self.stop.is_none() && (!self.pending.is_empty() || self.pos < self.len) {
-            let n = self.pending.len();
-            let cut = entry_extent(&self.pending, self.pos, n).err();
-            let e = cut.unwrap_or_else(|| {
-                crate::Error::at(
-                    crate::error::ErrorKind::Truncated,
-                    self.pos,
-                    "length",
-                    "the file ended here, before the length it had when the scan began",
-                )
-            });
-            self.stop_at(e, &[]);
-        }
-        self.stop.take().map(|(position, why, mut tail)| {
+    pub fn end(self) -> Option<(usize, crate::Error, RecordIndex)> {
+        let FileFeed {
+            mut batches,
+            stop,
+            mut tail,
+        } = self;
+        let stop = stop.or_else(|| {
+            let (position, why) =
+                batches.end(|rest| tail.get_or_insert_with(counting_file).push(rest))?;
+            Some((position, why, tail.unwrap_or_else(counting_file)))
+        });
+        stop.map(|(position, why, mut tail)| {
             tail.end_file();
             (position, why, tail)
         })
-    }
-
-    /// One whole entry of the file.
-    fn entry(&mut self, entry: &[u8], each: &mut impl FnMut(Batch<'_>)) {
-        let position = self.pos;
-        match Batch::parse(entry, position, ReadOptions::default()) {
-            Ok(b) => {
-                self.pos += entry.len();
-                each(b);
-            }
-            Err(e) if e.kind() == crate::error::ErrorKind::UnsupportedVersion => {
-                self.pos += entry.len();
-            }
-            Err(e) => self.stop_at(e, entry),
-        }
-    }
-
-    /// Reading stops at the feed's position: what lies from there on (`entry`, the start of an
-    /// entry not yet fed, then every later chunk) is only counted.
-    fn stop_at(&mut self, why: crate::Error, entry: &[u8]) {
-        let mut tail = counting_file();
-        tail.push(entry);
-        tail.push(&std::mem::take(&mut self.pending));
-        self.stop = Some((self.pos, why, tail));
     }
 }
 

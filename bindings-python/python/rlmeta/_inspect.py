@@ -138,10 +138,14 @@ class Inspector:
 
     ``scan_only``: keep what a scan shows (the summary's counts, the store, null keys, stops)
     and no lifecycles or compaction what-if: :meth:`finish` then has no segments, and the
-    summary's ``kept_by_compaction`` and ``lost_by_compaction`` stay 0 and empty."""
+    summary's ``kept_by_compaction`` and ``lost_by_compaction`` stay 0 and empty.
 
-    def __init__(self, scan_only: bool = False) -> None:
-        self._native = _native.Inspector(scan_only)
+    ``files``: fed files with :meth:`push_path` and ended by :meth:`finish_files`, which reads
+    them again for the compaction what-if: the same inspection, in memory bounded by the live
+    segments, the lifecycles and the keys the cleaner maps, never the records."""
+
+    def __init__(self, scan_only: bool = False, files: bool = False) -> None:
+        self._native = _native.Inspector(scan_only, files)
 
     def push(self, offset: int, timestamp: int, key: Optional[bytes], value: Optional[bytes]) -> Applied:
         return Applied._of(self._native.push(offset, timestamp, key, value))
@@ -152,6 +156,16 @@ class Inspector:
 
     def push_file(self, data: bytes) -> None:
         self._native.push_file(bytes(data))
+
+    def push_path(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """:meth:`push_file` of the file at ``path``, read by the binding in chunks (GIL
+        released, no ``bytes`` made of it); OSError if it does not read."""
+        self._native.push_path(os.fspath(path))
+
+    def finish_files(self, paths: Iterable[Union[str, "os.PathLike[str]"]]) -> Inspection:
+        """:meth:`finish` of an inspector made with ``files``: the compaction what-if from the
+        same files (``paths``, in the order pushed), read again in chunks."""
+        return Inspection(self._native.finish_files([os.fspath(p) for p in paths]))
 
     def scan_file(self, data: bytes, each_null_key: bool = False, limit: Optional[int] = None) -> ScanResult:
         """Every record of a file image (native, GIL released): the ``(offset, timestamp)`` of each
