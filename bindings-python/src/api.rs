@@ -879,6 +879,36 @@ pub fn record_line(
     rlmeta::format::record_line(offset, timestamp, key, value)
 }
 
+/// [`dump_log`] of the file at `path` (named `name` in the listing), read in chunks with the GIL
+/// released and handed to `write` a piece at a time, each the lines of the batches a chunk
+/// completed: nothing holds the whole listing. An OSError if the file does not read.
+#[pyfunction]
+pub fn dump_log_path(
+    py: Python<'_>,
+    name: String,
+    path: std::path::PathBuf,
+    keys: bool,
+    write: Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let (mut chunks, len) = files::Chunks::open(&path)?;
+    let mut out = String::new();
+    let options = rlmeta::format::DumpOptions { keys };
+    let mut dump = Some(rlmeta::format::DumpFeed::new(&name, len, options, &mut out));
+    while let Some(feed) = dump.as_mut() {
+        let more = py.detach(|| match chunks.next_chunk()? {
+            Some(chunk) => Ok::<_, std::io::Error>(feed.push(chunk, &mut out)).map(|()| true),
+            None => Ok(false),
+        })?;
+        if !more {
+            dump.take().map(|d| d.end(&mut out));
+        }
+        if !out.is_empty() {
+            write.call1((std::mem::take(&mut out),))?;
+        }
+    }
+    Ok(())
+}
+
 /// The JSON listing of a segment file (64-bit numbers exact).
 #[pyfunction]
 pub fn dump_log_json(py: Python<'_>, name: String, data: &[u8]) -> String {
@@ -1348,6 +1378,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(finalized_features, m)?)?;
     m.add_function(wrap_pyfunction!(dump_log, m)?)?;
     m.add_function(wrap_pyfunction!(dump_log_json, m)?)?;
+    m.add_function(wrap_pyfunction!(dump_log_path, m)?)?;
     m.add_function(wrap_pyfunction!(record_line, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup_policy_name, m)?)?;
     m.add_function(wrap_pyfunction!(preview_compaction, m)?)?;

@@ -34,10 +34,18 @@ impl Chunks {
 
     /// Hands `each` every chunk, in order, up to the length the file had when opened.
     pub fn each(mut self, mut each: impl FnMut(&[u8])) -> std::io::Result<()> {
+        while let Some(chunk) = self.next_chunk()? {
+            each(chunk);
+        }
+        Ok(())
+    }
+
+    /// The next chunk, or None at the end.
+    pub fn next_chunk(&mut self) -> std::io::Result<Option<&[u8]>> {
         loop {
             match self.file.read(&mut self.buf) {
-                Ok(0) => return Ok(()),
-                Ok(n) => each(&self.buf[..n]),
+                Ok(0) => return Ok(None),
+                Ok(n) => return Ok(Some(&self.buf[..n])),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }

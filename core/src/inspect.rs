@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value as Json, json};
 
-use crate::batch::{Batch, Batches, LOG_OVERHEAD, ReadOptions};
+use crate::batch::{Batch, Batches, ReadOptions};
 use crate::cache::{Applied, Seen, Skip, Store};
 use crate::compaction::{Log, Round, TopicConfig};
 use crate::feature::MetadataLevel;
@@ -1545,7 +1545,7 @@ pub fn preview_compaction_files(
 #[cfg(test)]
 mod preview_tests {
     use super::*;
-    use crate::batch::{Batches, ReadOptions};
+    use crate::batch::{Batches, LOG_OVERHEAD, ReadOptions};
 
     const BROKER_P0: &[u8] = include_bytes!(
         "../../tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-0/00000000000000000000.log"

@@ -38,11 +38,11 @@ from ._compaction import (
     CompactionPreview,
     TopicConfig,
     preview_compaction,
-    preview_compaction_files,
+    preview_compaction_paths,
     project_growth,
 )
 from ._tables import COMPACTION_HORIZON_MS, SUMMARY_COMPACTION
-from ._files import METADATA_TOPIC, dump_log, dump_log_json, read_records
+from ._files import METADATA_TOPIC, dump_log_json, read_records, write_dump_log
 from ._inspect import SCAN_KINDS, Inspector
 from ._model import SegmentState
 from ._store import Outcome, SkipKind, Store
@@ -241,37 +241,52 @@ def _unread_note(parts: List[Partition]) -> List[str]:
 
 # ---------------------------------------------------------------------------------------------- inspect
 def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any]:
-    text, docs = [], []
+    """The listing is written to stdout as it is produced (files are read in chunks by the
+    binding, a topic's records one by one); with --json the document is returned whole."""
+    out = sys.stdout
+    docs = []
+
+    def piece(t: str) -> None:
+        out.write(t if t.endswith("\n") else t + "\n")
     for part in parts:
-        ins = Inspector()
         doc: Dict[str, Any] = {"partition": part.name}
         if part.files:
+            # files are read again for the compaction what-if (finish_files): never held whole
+            ins = Inspector(files=True)
             listings = []
             for f in part.files:
-                data = f.read_bytes()
-                ins.push_file(data)
+                ins.push_path(f)
                 if args.json:
-                    listings.append(json.loads(dump_log_json(data, f.name)))
+                    listings.append(json.loads(dump_log_json(f, f.name)))
                 else:
-                    text.append(dump_log(data, f.name))
+                    write_dump_log(f, out.write, f.name)
             doc["files"] = listings
+            report = ins.finish_files(part.files)
         else:
-            lines = [f"Dumping {part.name} (live, {args.bootstrap_server})"]
+            ins = Inspector()
+            if not args.json:
+                out.write(f"Dumping {part.name} (live, {args.bootstrap_server})\n")
             records = []
+            lines: List[str] = []
             for r in part.iter_records():
                 ins.push(*r)
                 if args.json:
                     records.append(_record_json(r))
                 else:
                     lines.append(_native.record_line(*r))
-            text.append("\n".join(lines) + "\n")
+                    if len(lines) >= CHUNK:
+                        out.write("\n".join(lines) + "\n")
+                        lines = []
+            if lines:
+                out.write("\n".join(lines) + "\n")
             doc["records"] = records
+            report = ins.finish()
         doc["readToEnd"] = part.read_to_end
-        report = ins.finish()
-        text.append(f"{part.name}:\n{report.text}")
+        if not args.json:
+            piece(f"{part.name}:\n{report.text}")
         doc["inspection"] = report.data
         docs.append(doc)
-    return "".join(t if t.endswith("\n") else t + "\n" for t in text), {"partitions": docs}
+    return "", {"partitions": docs}
 
 
 def _record_json(r: Rec) -> Dict[str, Any]:
@@ -426,7 +441,7 @@ def _preview(part: Partition, records: Optional[List[Rec]], config: TopicConfig,
     """The core's compaction model (the one `rlmeta inspect` and the page use) at ``at_ms``, over
     the partition's files or its ``records``."""
     if records is None:
-        return preview_compaction_files([f.read_bytes() for f in part.files], config, at_ms)
+        return preview_compaction_paths(part.files, config, at_ms)  # read in chunks, once per pass
     return preview_compaction(records, config, at_ms)
 
 
@@ -514,9 +529,9 @@ def cmd_profile(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
         for part in parts:
             store = Store()
             if part.files:
-                datas = [f.read_bytes() for f in part.files]
+                # read in chunks by the binding: the time is the read (warm: page cache) and replay
                 t0 = time.perf_counter()
-                n = sum(store.apply_file(d) for d in datas)
+                n = sum(store.apply_path(f) for f in part.files)
                 elapsed = time.perf_counter() - t0
             else:
                 batch = [(o, k, v) for o, _, k, v in part.iter_records()]
@@ -559,7 +574,7 @@ def _ledger(args: argparse.Namespace) -> Tuple[Any, str]:
         for part in parts:
             if part.files:
                 for f in part.files:
-                    ledger.apply_file(f.read_bytes())
+                    ledger.apply_path(f)  # read in chunks by the binding
             else:
                 for chunk in _chunks(part.iter_records()):
                     ledger.apply_many([(o, k, v) for o, _, k, v in chunk])
