@@ -638,8 +638,9 @@ impl Inspector_ {
         Ok(())
     }
 
-    /// Ends an inspection made with `files`: the compaction what-if from the same files
-    /// (`paths`, in order), read again in chunks (`Inspection::with_compaction`).
+    /// Ends an inspection of files (made with `files`, or `scan_only` for the summary alone):
+    /// the compaction what-if from the same files (`paths`, in order), read again in chunks
+    /// (`Inspection::with_compaction`).
     fn finish_files(
         &mut self,
         py: Python<'_>,
@@ -671,6 +672,11 @@ impl Inspection_ {
 
     fn text(&self, py: Python<'_>) -> String {
         py.detach(|| self.inner.to_text())
+    }
+
+    /// The summary's text alone (the end of `text()`).
+    fn summary_text(&self) -> String {
+        self.inner.summary_text()
     }
 
     fn json(&self, py: Python<'_>) -> String {

@@ -419,7 +419,8 @@ impl Inspector {
     /// An inspector for a scan: the store, the summary's counts, the null-key span and the file
     /// stops, as [`Inspector::new`] keeps them, but no lifecycles and no compaction what-if (a scan
     /// shows neither). Its [`Inspector::finish`] has no segments, and the summary's compaction
-    /// fields (`compacted_at_ms`, `kept_by_compaction`, `lost_by_compaction`) keep their defaults.
+    /// fields (`compacted_at_ms`, `kept_by_compaction`, `lost_by_compaction`) keep their defaults
+    /// (a host that reads the files again fills them with [`Inspection::with_compaction`]).
     pub fn for_scan() -> Inspector {
         Inspector {
             scan_only: true,
@@ -1829,7 +1830,17 @@ mod preview_tests {
                         break;
                     }
                 }
-                let got = ins.finish().with_compaction(at, &s.finish());
+                let p = s.finish();
+                let got = ins.finish().with_compaction(at, &p);
+                // A scan's inspector with the same what-if: the summary alone, the same.
+                let mut scan = Inspector::for_scan();
+                for f in &data {
+                    scan.scan_file(f, false);
+                }
+                assert_eq!(scan.compaction_moment(), at, "{name}");
+                let summary = scan.finish().with_compaction(at, &p);
+                assert!(summary.segments.is_empty(), "{name}");
+                assert_eq!(summary.summary, expected.summary, "{name}");
                 assert_eq!(got.summary, expected.summary, "{name}");
                 assert_eq!(got.segments, expected.segments, "{name}");
                 assert_eq!(got.to_text(), expected.to_text(), "{name}");

@@ -90,6 +90,16 @@ class Inspection:
         return self._text
 
     @property
+    def summary_text(self) -> str:
+        """The text of the summary alone (the end of :attr:`text`)."""
+        return self._native.summary_text()
+
+    @property
+    def summary_data(self) -> Dict[str, Any]:
+        """The summary's JSON form alone (``data["summary"]``)."""
+        return json.loads(self._native.summary_json())
+
+    @property
     def data(self) -> Dict[str, Any]:
         """The core's JSON form of the inspection."""
         if self._data is None:

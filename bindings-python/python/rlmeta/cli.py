@@ -250,6 +250,14 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
         out.write(t if t.endswith("\n") else t + "\n")
     for part in parts:
         doc: Dict[str, Any] = {"partition": part.name}
+        if args.summary:
+            report = _summary(part)
+            doc["readToEnd"] = part.read_to_end
+            doc["summary"] = report.summary_data
+            if not args.json:
+                piece(f"{part.name}:\n{report.summary_text}")
+            docs.append(doc)
+            continue
         if part.files:
             # files are read again for the compaction what-if (finish_files): never held whole
             ins = Inspector(files=True)
@@ -287,6 +295,22 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
         doc["inspection"] = report.data
         docs.append(doc)
     return "", {"partitions": docs}
+
+
+def _summary(part: Partition) -> Any:
+    """``inspect --summary`` of one partition: no listing and no lifecycles, so memory holds the
+    live segments and the keys the cleaner maps, never a record (files are read in chunks, three
+    times: the replay, then the compaction model's two passes); a topic's records are held for the
+    what-if (a consumer's read is not read again)."""
+    if part.files:
+        ins = Inspector(scan_only=True)
+        for f in part.files:
+            ins.push_path(f)
+        return ins.finish_files(part.files)
+    ins = Inspector()
+    for chunk in _chunks(part.iter_records()):
+        ins.push_many(chunk)
+    return ins.finish()
 
 
 def _record_json(r: Rec) -> Dict[str, Any]:
@@ -672,7 +696,10 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="one JSON document on stdout")
         p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
 
-    source(sub.add_parser("inspect", help="the kafka-dump-log listing with keys, and per-segment lifecycles"))
+    ins = sub.add_parser("inspect", help="the kafka-dump-log listing with keys, and per-segment lifecycles")
+    source(ins)
+    ins.add_argument("--summary", action="store_true", help="the summary alone: no listing, no lifecycles (memory "
+                     "bounded by the live segments, not the files)")
     scan = sub.add_parser("scan", help="records by kind, null keys, tombstones, undecodable values, orphans, stuck and overlapping segments")
     source(scan)
     scan.add_argument("--stuck-after-ms", type=int, default=3_600_000, help="a copy or deletion started longer ago than this is stuck (default: 1 hour)")
