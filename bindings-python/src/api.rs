@@ -187,9 +187,11 @@ impl Store_ {
     /// an OSError if it does not read.
     fn apply_path(&mut self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<usize> {
         let store = &mut self.store;
-        Ok(py.detach(|| files::each_record(&path, |r| {
-            store.apply(r.offset, r.key, r.value);
-        }))?)
+        Ok(py.detach(|| {
+            files::each_record(&path, |r| {
+                store.apply(r.offset, r.key, r.value);
+            })
+        })?)
     }
 
     /// Replays every record of a segment file image, with the GIL released; returns how many
@@ -901,12 +903,15 @@ pub fn dump_log_path(
     let options = rlmeta::format::DumpOptions { keys };
     let mut dump = Some(rlmeta::format::DumpFeed::new(&name, len, options, &mut out));
     while let Some(feed) = dump.as_mut() {
-        let more = py.detach(|| match chunks.next_chunk()? {
-            Some(chunk) => Ok::<_, std::io::Error>(feed.push(chunk, &mut out)).map(|()| true),
-            None => Ok(false),
+        let more = py.detach(|| {
+            let chunk = chunks.next_chunk()?;
+            if let Some(chunk) = chunk {
+                feed.push(chunk, &mut out);
+            }
+            Ok::<_, std::io::Error>(chunk.is_some())
         })?;
-        if !more {
-            dump.take().map(|d| d.end(&mut out));
+        if let (false, Some(d)) = (more, dump.take()) {
+            d.end(&mut out);
         }
         if !out.is_empty() {
             write.call1((std::mem::take(&mut out),))?;

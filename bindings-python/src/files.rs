@@ -29,7 +29,13 @@ impl Chunks {
         let file = std::fs::File::open(path)?;
         let len = file.metadata()?.len() as usize;
         let buf = vec![0u8; CHUNK.min(len.max(1))];
-        Ok((Chunks { file: file.take(len as u64), buf }, len))
+        Ok((
+            Chunks {
+                file: file.take(len as u64),
+                buf,
+            },
+            len,
+        ))
     }
 
     /// Hands `each` every chunk, in order, up to the length the file had when opened.
