@@ -421,14 +421,50 @@ pub struct Round {
     /// The latest offset of each key in the closed segments of the dirty range so far, and in
     /// the segment being filled.
     latest: Digests,
-    filling: Digests,
+    filling: DigestTable,
     /// The digest's two keyed hashes.
     digest: (std::hash::RandomState, std::hash::RandomState),
     planned: bool,
 }
 
-/// Key digest -> offset. The digests are uniform already: the table hashes one by its low bits.
-type Digests = HashMap<u128, i64, std::hash::BuildHasherDefault<LowBits>>;
+/// Key digest -> offset, in 64 tables by the digest's top bits, so that a table growing (which
+/// holds its old and new slots at once) costs a 64th of the map, not twice it. The digests are
+/// uniform already: a table hashes one by its low bits.
+#[derive(Clone, Debug, Default)]
+struct Digests {
+    shards: Vec<DigestTable>,
+}
+
+/// One table of key digest -> offset.
+type DigestTable = HashMap<u128, i64, std::hash::BuildHasherDefault<LowBits>>;
+
+impl Digests {
+    const SHARDS: usize = 64;
+
+    fn shard(d: u128) -> usize {
+        (d >> 122) as usize
+    }
+
+    fn insert(&mut self, d: u128, offset: i64) {
+        if self.shards.is_empty() {
+            self.shards.resize_with(Self::SHARDS, Default::default);
+        }
+        if let Some(s) = self.shards.get_mut(Self::shard(d)) {
+            s.insert(d, offset);
+        }
+    }
+
+    fn get(&self, d: u128) -> Option<i64> {
+        self.shards.get(Self::shard(d))?.get(&d).copied()
+    }
+
+    /// Moves every entry of `other` in (its offsets are later than any here).
+    fn absorb(&mut self, other: DigestTable) {
+        for (d, o) in other {
+            self.insert(d, o);
+        }
+    }
+}
 
 /// The hasher of [`Digests`]: a digest's low 64 bits.
 #[derive(Default)]
@@ -459,7 +495,7 @@ impl Round {
             start: 0,
             end: None,
             latest: Digests::default(),
-            filling: Digests::default(),
+            filling: DigestTable::default(),
             digest: Default::default(),
             planned: false,
         }
@@ -493,7 +529,7 @@ impl Round {
         let base = self.active.map_or(self.next, |a| a.0);
         self.next += 1;
         self.end = Some(self.end.map_or(base, |e| e.min(base)).max(self.start));
-        self.filling = Digests::default();
+        self.filling = DigestTable::default();
         if !self.cleans() {
             self.latest = Digests::default();
         }
@@ -514,7 +550,7 @@ impl Round {
         if !self.cleans() || offset >= self.end.unwrap_or(i64::MAX) {
             return true;
         }
-        key.is_some_and(|k| offset >= self.latest.get(&self.digest_of(k)).copied().unwrap_or(-1))
+        key.is_some_and(|k| offset >= self.latest.get(self.digest_of(k)).unwrap_or(-1))
     }
 
     /// A key's 128-bit digest.
@@ -573,11 +609,7 @@ impl Round {
             self.end = Some(base);
             return;
         }
-        if self.latest.is_empty() {
-            self.latest = filling;
-        } else {
-            self.latest.extend(filling);
-        }
+        self.latest.absorb(filling);
     }
 }
 
