@@ -1,6 +1,7 @@
 """``rlmeta``: what ``__remote_log_metadata`` holds, from segment files or a live cluster.
 
     rlmeta inspect  [FILE|DIR...] [--bootstrap-server HOST:PORT]   kafka-dump-log listing with keys, lifecycles
+                                                                  (--summary: the summary alone)
     rlmeta scan     [FILE|DIR...] [--bootstrap-server HOST:PORT]   records by kind, null keys, tombstones,
                                                                   undecodable values, orphans, stuck, overlaps
     rlmeta simulate [FILE|DIR...] [--bootstrap-server HOST:PORT]   what compaction keeps now and later, and
@@ -14,7 +15,8 @@
 
 Every subcommand takes ``--json`` (one JSON document on stdout). A FILE is a ``.log`` segment of
 ``__remote_log_metadata-N/``; a DIR is such a partition directory or a log dir holding them.
-Progress bars go to stderr (off when it is not a terminal, or with ``--no-progress``).
+Segment files are read in chunks by the binding, never whole; the listing is written as it is
+produced. Progress bars go to stderr (off when it is not a terminal, or with ``--no-progress``).
 Exit status: 0, 1 for an error (printed to stderr), 2 for bad usage, a ``--command-config`` that
 cannot be honoured, refused credentials or an operation the cluster's authorizer refuses.
 
