@@ -676,6 +676,18 @@ impl Inspection_ {
         py.detach(|| self.inner.to_text())
     }
 
+    /// `text()` handed to `write` a piece at a time (the lines of 10,000 lifecycles each, then
+    /// the summary): a large inspection's text is never whole.
+    fn write_text(&self, write: Bound<'_, PyAny>) -> PyResult<()> {
+        let mut failed = None;
+        self.inner.write_text(10_000, |piece| {
+            if failed.is_none() {
+                failed = write.call1((piece,)).err();
+            }
+        });
+        failed.map_or(Ok(()), Err)
+    }
+
     /// The summary's text alone (the end of `text()`).
     fn summary_text(&self) -> String {
         self.inner.summary_text()

@@ -1061,30 +1061,43 @@ impl Inspection {
     /// The per-segment lifecycle and the summary, as text.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
+        self.write_text(usize::MAX, |piece| out.push_str(piece));
+        out
+    }
+
+    /// [`Inspection::to_text`] handed to `each` a piece at a time, each the lines of at most
+    /// `lines` lifecycles (the summary is the last piece): a host writes a large inspection out
+    /// without holding its whole text.
+    pub fn write_text(&self, lines: usize, mut each: impl FnMut(&str)) {
+        let mut out = String::new();
         let _ = writeln!(out, "Segments ({}):", self.segments.len());
-        for l in &self.segments {
-            let path: Vec<String> = l
-                .states
-                .iter()
-                .map(|(o, s)| format!("{}@{o}", s.name()))
-                .collect();
-            let range = match (l.start_offset, l.end_offset) {
-                (Some(s), Some(e)) => format!("[{s}..{e}]"),
-                _ => "[segment record missing]".to_owned(),
-            };
-            let now = l
-                .now
-                .map_or_else(|| "gone".to_owned(), |s| format!("live, {}", s.name()));
-            let _ = writeln!(
-                out,
-                "  {} {} {range}: {} -> {now}",
-                l.partition,
-                l.id,
-                path.join(" -> ")
-            );
+        for chunk in self.segments.chunks(lines.max(1)) {
+            for l in chunk {
+                let path: Vec<String> = l
+                    .states
+                    .iter()
+                    .map(|(o, s)| format!("{}@{o}", s.name()))
+                    .collect();
+                let range = match (l.start_offset, l.end_offset) {
+                    (Some(s), Some(e)) => format!("[{s}..{e}]"),
+                    _ => "[segment record missing]".to_owned(),
+                };
+                let now = l
+                    .now
+                    .map_or_else(|| "gone".to_owned(), |s| format!("live, {}", s.name()));
+                let _ = writeln!(
+                    out,
+                    "  {} {} {range}: {} -> {now}",
+                    l.partition,
+                    l.id,
+                    path.join(" -> ")
+                );
+            }
+            each(&out);
+            out.clear();
         }
         out.push_str(&self.summary_text());
-        out
+        each(&out);
     }
 
     /// The summary alone, as [`Inspection::to_text`] ends.
@@ -1844,6 +1857,9 @@ mod preview_tests {
                 assert_eq!(got.summary, expected.summary, "{name}");
                 assert_eq!(got.segments, expected.segments, "{name}");
                 assert_eq!(got.to_text(), expected.to_text(), "{name}");
+                let mut pieces = String::new();
+                got.write_text(2, |p| pieces.push_str(p));
+                assert_eq!(pieces, expected.to_text(), "{name}");
                 checked += 1;
             }
         }

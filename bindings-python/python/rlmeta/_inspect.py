@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 import os
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import _native
 from ._model import SegmentState, TopicIdPartition
@@ -88,6 +88,11 @@ class Inspection:
         if self._text is None:
             self._text = self._native.text()
         return self._text
+
+    def write_text(self, write: Callable[[str], object]) -> None:
+        """:attr:`text` handed to ``write`` a piece at a time (10,000 lifecycles each, then the
+        summary), never whole."""
+        self._native.write_text(write)
 
     @property
     def summary_text(self) -> str:

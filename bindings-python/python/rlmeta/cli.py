@@ -292,9 +292,11 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
             doc["records"] = records
             report = ins.finish()
         doc["readToEnd"] = part.read_to_end
-        if not args.json:
-            piece(f"{part.name}:\n{report.text}")
-        doc["inspection"] = report.data
+        if args.json:
+            doc["inspection"] = report.data
+        else:  # the report written a piece at a time (a lifecycle a line: millions on a large log)
+            out.write(f"{part.name}:\n")
+            report.write_text(out.write)
         docs.append(doc)
     return "", {"partitions": docs}
 
