@@ -922,8 +922,10 @@ pub fn dump_log_path(
             }
             Ok::<_, std::io::Error>(chunk.is_some())
         })?;
-        if let (false, Some(d)) = (more, dump.take()) {
-            d.end(&mut out);
+        if !more {
+            if let Some(d) = dump.take() {
+                d.end(&mut out);
+            }
         }
         if !out.is_empty() {
             write.call1((std::mem::take(&mut out),))?;

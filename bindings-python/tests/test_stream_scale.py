@@ -113,3 +113,19 @@ def test_inspect_summary_is_the_summary_of_the_full_inspection():
         rc, text, _, _ = peak_rss.run_measured("cli", ["inspect", "--summary", "--no-progress", str(d)])
         rc, whole, _, _ = peak_rss.run_measured("cli", ["inspect", "--no-progress", str(d)])
         assert text.startswith(f"{d.name}:\nSummary:\n") and whole.endswith(text[len(d.name) + 2:]), d
+
+
+def test_the_listing_written_in_chunks_is_the_whole_files_listing(tmp_path):
+    """``rlmeta inspect`` lists a file read in 4 MiB chunks: the same text as the core's listing of
+    the whole image, on a file of several chunks and on every fixture (a cut tail's last line
+    too)."""
+    big = tmp_path / "__remote_log_metadata-0" / "00000000000000000000.log"
+    big.parent.mkdir()
+    write_copies(big, 1800)  # about 13 MB: four chunks, entries cut at their ends
+    logs = [big] + sorted(FIXTURES.rglob("__remote_log_metadata-*/*.log"))
+    assert any("truncated-tail" in str(p) for p in logs)
+    for log in logs:
+        rc, out, err, _ = peak_rss.run_measured("cli", ["inspect", "--no-progress", str(log)])
+        assert rc == 0, err
+        listing = rlmeta.dump_log(log.read_bytes(), log.name)
+        assert out.startswith(listing) and out[len(listing):].startswith(f"{log.parent.name}:\nSegments ("), log
