@@ -651,7 +651,8 @@ impl Inspector_ {
         let inspector = self.take(py)?;
         let inner = py.detach(move || {
             let at = inspector.compaction_moment();
-            let p = files::preview_paths(&paths, inspect::summary_compaction_config(), at)?;
+            let p = files::preview_paths(&paths, inspect::summary_compaction_config(), &[at])?;
+            let p = p.into_iter().next().unwrap_or_default();
             Ok::<_, std::io::Error>(inspector.finish().with_compaction(at, &p))
         })?;
         Ok(Inspection_ { inner })
@@ -1061,19 +1062,20 @@ pub fn preview_compaction_files(
     }))
 }
 
-/// [`preview_compaction_files`] of the files at `paths`, read in chunks (once per pass of the
-/// core's `PreviewStream`) with the GIL released: memory bounded by the keys of the dirty range
-/// and the live segments, not the files; an OSError if one does not read.
+/// [`preview_compaction_files`] of the files at `paths` at each of `moments`, the files read in
+/// chunks (once per pass of the core's `PreviewStream`s, every moment fed from the same read)
+/// with the GIL released: memory bounded by the keys of the dirty range and the live segments,
+/// not the files; an OSError if one does not read.
 #[pyfunction]
 pub fn preview_compaction_paths(
     py: Python<'_>,
     paths: Vec<std::path::PathBuf>,
     config: ConfigArgs,
-    now_ms: i64,
-) -> PyResult<PreviewOut> {
+    moments: Vec<i64>,
+) -> PyResult<Vec<PreviewOut>> {
     let config = config.config(py)?;
-    let p = py.detach(|| files::preview_paths(&paths, config, now_ms))?;
-    Ok(preview_out(p))
+    let previews = py.detach(|| files::preview_paths(&paths, config, &moments))?;
+    Ok(previews.into_iter().map(preview_out).collect())
 }
 
 /// [`preview_compaction_files`] over records read from a cluster, `(offset, timestamp, key,

@@ -94,18 +94,27 @@ pub fn partition_records(
     Ok(())
 }
 
-/// The compaction preview of a partition's files at `now_ms`, the files read once per pass the
-/// core's [`PreviewStream`] asks for.
+/// The compaction previews of a partition's files at each of `moments`, the files read once per
+/// pass the core's [`PreviewStream`]s ask for (all of them fed from the same read).
 pub fn preview_paths(
     paths: &[PathBuf],
     config: TopicConfig,
-    now_ms: i64,
-) -> std::io::Result<CompactionPreview> {
-    let mut stream = PreviewStream::new(config, now_ms);
-    loop {
-        partition_records(paths, |r| stream.push(&PreviewRecord::of(r)))?;
-        if !stream.end_pass() {
-            return Ok(stream.finish());
+    moments: &[i64],
+) -> std::io::Result<Vec<CompactionPreview>> {
+    let mut streams: Vec<(PreviewStream, bool)> = moments
+        .iter()
+        .map(|&at| (PreviewStream::new(config, at), true))
+        .collect();
+    while streams.iter().any(|(_, wanting)| *wanting) {
+        partition_records(paths, |r| {
+            let r = PreviewRecord::of(r);
+            for (s, _) in streams.iter_mut().filter(|(_, wanting)| *wanting) {
+                s.push(&r);
+            }
+        })?;
+        for (s, wanting) in &mut streams {
+            *wanting = *wanting && s.end_pass();
         }
     }
+    Ok(streams.into_iter().map(|(s, _)| s.finish()).collect())
 }

@@ -129,3 +129,29 @@ def test_the_listing_written_in_chunks_is_the_whole_files_listing(tmp_path):
         assert rc == 0, err
         listing = rlmeta.dump_log(log.read_bytes(), log.name)
         assert out.startswith(listing) and out[len(listing):].startswith(f"{log.parent.name}:\nSegments ("), log
+
+
+def _timestamps(data: bytes):
+    """The timestamps of a file's records, up to where it stops reading."""
+    try:
+        for r in rlmeta.read_records(data, verify_crc=False):
+            yield r.timestamp
+    except rlmeta.RlmetaError:
+        return
+
+
+def test_the_files_preview_read_in_chunks_is_the_held_one_at_every_moment():
+    """``preview_compaction_paths_at`` (the files read twice for all moments) against
+    ``preview_compaction_files`` (the images held, one model per moment) on every fixture."""
+    checked = 0
+    for d in sorted(p for p in FIXTURES.rglob("__remote_log_metadata-*") if p.is_dir()):
+        files = sorted(d.glob("*.log"))
+        datas = [f.read_bytes() for f in files]
+        stamps = [t for data in datas for t in _timestamps(data)] or [0]
+        moments = [min(stamps) - 1, min(stamps), max(stamps), max(stamps) + HORIZON_MS]
+        for cfg in (rlmeta.TopicConfig(), rlmeta.TopicConfig("compact,delete", 5_000, 10, 0, 1_000, 3),
+                    rlmeta.TopicConfig("delete", 1, 0, 0, 0, 1)):
+            streamed = rlmeta.preview_compaction_paths_at(files, cfg, moments)
+            assert streamed == [rlmeta.preview_compaction_files(datas, cfg, at) for at in moments], (d, cfg)
+            checked += len(moments)
+    assert checked >= 90

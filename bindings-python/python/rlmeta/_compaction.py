@@ -21,6 +21,7 @@ __all__ = [
     "preview_compaction",
     "preview_compaction_files",
     "preview_compaction_paths",
+    "preview_compaction_paths_at",
     "GrowthPoint",
     "project_growth",
     "normalize_cleanup_policy",
@@ -119,7 +120,15 @@ def preview_compaction_paths(paths: Sequence["os.PathLike[str] | str"], config: 
     """:func:`preview_compaction_files` of the files at ``paths``, read by the binding in chunks,
     once per pass of the core's streamed model (GIL released): memory bounded by the keys of the
     range the cleaner would clean and the live segments, not by the files."""
-    return _preview(_native.preview_compaction_paths([os.fspath(p) for p in paths], _config_args(config), now_ms))
+    return preview_compaction_paths_at(paths, config, [now_ms])[0]
+
+
+def preview_compaction_paths_at(paths: Sequence["os.PathLike[str] | str"], config: TopicConfig,
+                                moments: Sequence[int]) -> List[CompactionPreview]:
+    """:func:`preview_compaction_paths` at each of ``moments``, every moment's model fed from the
+    same reads of the files (two in all, not two per moment)."""
+    return [_preview(t) for t in _native.preview_compaction_paths([os.fspath(p) for p in paths], _config_args(config),
+                                                                  list(moments))]
 
 
 def preview_compaction(

@@ -40,7 +40,7 @@ from ._compaction import (
     CompactionPreview,
     TopicConfig,
     preview_compaction,
-    preview_compaction_paths,
+    preview_compaction_paths_at,
     project_growth,
 )
 from ._tables import COMPACTION_HORIZON_MS, SUMMARY_COMPACTION
@@ -465,12 +465,14 @@ def _last_timestamp(part: Partition) -> int:
     return max((ins.scan_path(f, False, 0)[2] for f in part.files), default=0)
 
 
-def _preview(part: Partition, records: Optional[List[Rec]], config: TopicConfig, at_ms: int) -> CompactionPreview:
-    """The core's compaction model (the one `rlmeta inspect` and the page use) at ``at_ms``, over
-    the partition's files or its ``records``."""
-    if records is None:
-        return preview_compaction_paths(part.files, config, at_ms)  # read in chunks, once per pass
-    return preview_compaction(records, config, at_ms)
+def _previews(part: Partition, config: TopicConfig, moments: List[int]) -> List[CompactionPreview]:
+    """The core's compaction model (the one `rlmeta inspect` and the page use) at each moment,
+    over the partition's files (read in chunks, twice for all moments) or its records (one
+    partition's, held for the moments)."""
+    if part.files:
+        return preview_compaction_paths_at(part.files, config, moments)
+    records = list(part.iter_records())
+    return [preview_compaction(records, config, at) for at in moments]
 
 
 SIZE = re.compile(r"^\s*([\d.]+)\s*([KMGTP]?i?B)?\s*$", re.I)
@@ -518,9 +520,9 @@ def cmd_simulate(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str,
         else:
             now = int(time.time() * 1000)
         doc: Dict[str, Any] = {"partition": part.name, "nowMs": now, "moments": []}
-        records = None if part.files else list(part.iter_records())  # one partition's, for both moments
-        for label, at in (("now", now), (f"after {_ms(args.after_ms)}", now + args.after_ms)):
-            p = _preview(part, records, config, at)
+        moments = (("now", now), (f"after {_ms(args.after_ms)}", now + args.after_ms))
+        previews = _previews(part, config, [at for _, at in moments])
+        for (label, at), p in zip(moments, previews):
             if not doc["moments"]:
                 doc["records"], doc["bytes"] = p.records_before, p.bytes_before
                 lines.append(f"{part.name}: {_n(p.records_before)} records, {_bytes(p.bytes_before)}, "
