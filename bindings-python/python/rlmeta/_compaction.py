@@ -126,7 +126,8 @@ def preview_compaction_paths(paths: Sequence["os.PathLike[str] | str"], config: 
 def preview_compaction_paths_at(paths: Sequence["os.PathLike[str] | str"], config: TopicConfig,
                                 moments: Sequence[int]) -> List[CompactionPreview]:
     """:func:`preview_compaction_paths` at each of ``moments``, every moment's model fed from the
-    same reads of the files (two in all, not two per moment)."""
+    same reads of the files (two in all, not two per moment): fewer reads, but the models (each
+    the keys it maps) are held at once."""
     return [_preview(t) for t in _native.preview_compaction_paths([os.fspath(p) for p in paths], _config_args(config),
                                                                   list(moments))]
 

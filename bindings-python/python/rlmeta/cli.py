@@ -467,10 +467,12 @@ def _last_timestamp(part: Partition) -> int:
 
 def _previews(part: Partition, config: TopicConfig, moments: List[int]) -> List[CompactionPreview]:
     """The core's compaction model (the one `rlmeta inspect` and the page use) at each moment,
-    over the partition's files (read in chunks, twice for all moments) or its records (one
-    partition's, held for the moments)."""
+    over the partition's files (read in chunks, twice for each moment: one model at a time, since
+    each holds the keys it maps; fed from the same reads, two models held 322 MB against 170 MB on
+    a 1 GiB keyed segment, and took longer) or its records (one partition's, held for the
+    moments)."""
     if part.files:
-        return preview_compaction_paths_at(part.files, config, moments)
+        return [preview_compaction_paths_at(part.files, config, [at])[0] for at in moments]
     records = list(part.iter_records())
     return [preview_compaction(records, config, at) for at in moments]
 
