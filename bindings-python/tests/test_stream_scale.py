@@ -155,3 +155,26 @@ def test_the_files_preview_read_in_chunks_is_the_held_one_at_every_moment():
             assert streamed == [rlmeta.preview_compaction_files(datas, cfg, at) for at in moments], (d, cfg)
             checked += len(moments)
     assert checked >= 90
+
+
+def test_a_topics_listing_is_written_as_read(capsys):
+    """A partition read from a topic (here, records handed over as a consumer would): the listing
+    is written line by line as the records come, then the report, the text the tool printed when
+    it built it whole; ``profile`` replays it a chunk at a time and counts every record."""
+    import argparse
+
+    from rlmeta import cli
+
+    log = SEEDS[1]
+    recs = [(r.offset, r.timestamp, r.key, r.value) for r in rlmeta.read_records(log.read_bytes())] * 3
+    args = argparse.Namespace(json=False, summary=False, bootstrap_server="broker:9092", no_progress=True)
+    text, _ = cli.cmd_inspect(args, [cli.Partition("__remote_log_metadata-0", records=recs)])
+    assert text == ""
+    ins = rlmeta.Inspector()
+    for r in recs:
+        ins.push(*r)
+    lines = ["Dumping __remote_log_metadata-0 (live, broker:9092)"] + [rlmeta._native.record_line(*r) for r in recs]
+    expected = "\n".join(lines) + "\n" + f"__remote_log_metadata-0:\n{ins.finish().text}"
+    assert capsys.readouterr().out == expected
+    _, doc = cli.cmd_profile(args, [cli.Partition("__remote_log_metadata-0", records=recs)])
+    assert doc["partitions"][0]["records"] == len(recs) and doc["partitions"][0]["liveSegments"] > 0
