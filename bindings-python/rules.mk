@@ -65,6 +65,20 @@ py-bench:
 	$(CARGO) build -q --release -p rlmeta-examples --bin inspect
 	$(VPY) $(PY_DIR)/bench/scan_bench.py
 
+# inspect, inspect --summary, simulate and profile on 1 GiB segments from gen_segment, keyed and
+# null-key (a benchmark, not a test; figures in docs/BENCHMARKS.md): wall time and peak RSS by GNU
+# time. STREAM_BENCH_RLMETA adds executables to compare (NAME=PATH, e.g. a venv of an older wheel).
+STREAM_BENCH_DIR := $(BUILD)/bench-stream
+.PHONY: bench-stream
+bench-stream:
+	$(MAKE) py-install PY_PROFILE=release
+	$(CARGO) build -q --release -p rlmeta-examples --bin gen_segment
+	@for shape in keyed nullkey; do d=$(STREAM_BENCH_DIR)/$$shape/__remote_log_metadata-0; mkdir -p $$d; \
+	  [ -s $$d/00000000000000000000.log ] || target/release/gen_segment $$d/00000000000000000000.log 1024 \
+	    $$([ $$shape = keyed ] && echo --keyed); done
+	cd $(STREAM_BENCH_DIR) && $(abspath $(VPY)) $(abspath $(PY_DIR))/bench/stream_bench.py \
+	  --rlmeta this=$(abspath $(VENV))/bin/rlmeta $(addprefix --rlmeta ,$(STREAM_BENCH_RLMETA)) keyed nullkey
+
 # reconcile --inventory at scale (a benchmark, not a test; figures in docs/BENCHMARKS.md): ROWS
 # (default 100 M) Parquet inventory rows, PER_SEGMENT objects a segment, generated once under
 # build/bench-inventory, classified with the release wheel; wall time and peak RSS.

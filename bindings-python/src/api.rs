@@ -18,7 +18,7 @@ use rlmeta::plan::event_from_json;
 use rlmeta::projection::{GrowthParams, project_growth};
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
 
-use crate::{run, to_py_err};
+use crate::{files, run, to_py_err};
 
 /// `(topic_id, topic, partition)`.
 type Tp = (String, String, i32);
@@ -181,6 +181,17 @@ impl Store_ {
                 })
                 .collect()
         })
+    }
+
+    /// [`Store_::apply_file`] of the file at `path`, read in chunks with the GIL released;
+    /// an OSError if it does not read.
+    fn apply_path(&mut self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<usize> {
+        let store = &mut self.store;
+        Ok(py.detach(|| {
+            files::each_record(&path, |r| {
+                store.apply(r.offset, r.key, r.value);
+            })
+        })?)
     }
 
     /// Replays every record of a segment file image, with the GIL released; returns how many
@@ -415,6 +426,18 @@ pub struct Inspector_ {
 }
 
 impl Inspector_ {
+    fn take(&mut self, py: Python<'_>) -> PyResult<Inspector> {
+        self.inner.take().ok_or_else(|| {
+            to_py_err(
+                py,
+                &Error::new(
+                    ErrorKind::InvalidState,
+                    "the inspection is already finished",
+                ),
+            )
+        })
+    }
+
     fn get(&mut self, py: Python<'_>) -> PyResult<&mut Inspector> {
         self.inner.as_mut().ok_or_else(|| {
             to_py_err(
@@ -430,12 +453,16 @@ impl Inspector_ {
 
 #[pymethods]
 impl Inspector_ {
-    /// `scan_only`: the core's scan inspector (`Inspector::for_scan`).
+    /// `scan_only`: the core's scan inspector (`Inspector::for_scan`); `files`: its inspector
+    /// of files read again for the compaction what-if (`Inspector::for_files`, ended by
+    /// [`Inspector_::finish_files`]).
     #[new]
-    #[pyo3(signature = (scan_only=false))]
-    fn new(scan_only: bool) -> Self {
+    #[pyo3(signature = (scan_only=false, files=false))]
+    fn new(scan_only: bool, files: bool) -> Self {
         let inner = if scan_only {
             Inspector::for_scan()
+        } else if files {
+            Inspector::for_files()
         } else {
             Inspector::new()
         };
@@ -593,16 +620,41 @@ impl Inspector_ {
 
     /// Ends the inspection: the core's report, rendered when asked.
     fn finish(&mut self, py: Python<'_>) -> PyResult<Inspection_> {
-        let inspector = self.inner.take().ok_or_else(|| {
-            to_py_err(
-                py,
-                &Error::new(
-                    ErrorKind::InvalidState,
-                    "the inspection is already finished",
-                ),
-            )
-        })?;
+        let inspector = self.take(py)?;
         let inner = py.detach(move || inspector.finish());
+        Ok(Inspection_ { inner })
+    }
+
+    /// [`Inspector_::push_file`] of the file at `path`, read here in chunks with the GIL
+    /// released (no `bytes` made of it); an OSError if it does not read.
+    fn push_path(&mut self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        let inspector = self.get(py)?;
+        let options = scan_options(false, Some(0));
+        py.detach(|| {
+            let (chunks, len) = files::Chunks::open(&path)?;
+            inspector.scan_begin(len, options);
+            let read = chunks.each(|c| inspector.scan_push(c));
+            inspector.scan_end();
+            read
+        })?;
+        Ok(())
+    }
+
+    /// Ends an inspection of files (made with `files`, or `scan_only` for the summary alone):
+    /// the compaction what-if from the same files (`paths`, in order), read again in chunks
+    /// (`Inspection::with_compaction`).
+    fn finish_files(
+        &mut self,
+        py: Python<'_>,
+        paths: Vec<std::path::PathBuf>,
+    ) -> PyResult<Inspection_> {
+        let inspector = self.take(py)?;
+        let inner = py.detach(move || {
+            let at = inspector.compaction_moment();
+            let p = files::preview_paths(&paths, inspect::summary_compaction_config(), &[at])?;
+            let p = p.into_iter().next().unwrap_or_default();
+            Ok::<_, std::io::Error>(inspector.finish().with_compaction(at, &p))
+        })?;
         Ok(Inspection_ { inner })
     }
 }
@@ -623,6 +675,23 @@ impl Inspection_ {
 
     fn text(&self, py: Python<'_>) -> String {
         py.detach(|| self.inner.to_text())
+    }
+
+    /// `text()` handed to `write` a piece at a time (the lines of 10,000 lifecycles each, then
+    /// the summary): a large inspection's text is never whole.
+    fn write_text(&self, write: Bound<'_, PyAny>) -> PyResult<()> {
+        let mut failed = None;
+        self.inner.write_text(10_000, |piece| {
+            if failed.is_none() {
+                failed = write.call1((piece,)).err();
+            }
+        });
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// The summary's text alone (the end of `text()`).
+    fn summary_text(&self) -> String {
+        self.inner.summary_text()
     }
 
     fn json(&self, py: Python<'_>) -> String {
@@ -831,6 +900,41 @@ pub fn record_line(
     rlmeta::format::record_line(offset, timestamp, key, value)
 }
 
+/// [`dump_log`] of the file at `path` (named `name` in the listing), read in chunks with the GIL
+/// released and handed to `write` a piece at a time, each the lines of the batches a chunk
+/// completed: nothing holds the whole listing. An OSError if the file does not read.
+#[pyfunction]
+pub fn dump_log_path(
+    py: Python<'_>,
+    name: String,
+    path: std::path::PathBuf,
+    keys: bool,
+    write: Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let (mut chunks, len) = files::Chunks::open(&path)?;
+    let mut out = String::new();
+    let options = rlmeta::format::DumpOptions { keys };
+    let mut dump = Some(rlmeta::format::DumpFeed::new(&name, len, options, &mut out));
+    while let Some(feed) = dump.as_mut() {
+        let more = py.detach(|| {
+            let chunk = chunks.next_chunk()?;
+            if let Some(chunk) = chunk {
+                feed.push(chunk, &mut out);
+            }
+            Ok::<_, std::io::Error>(chunk.is_some())
+        })?;
+        if !more {
+            if let Some(d) = dump.take() {
+                d.end(&mut out);
+            }
+        }
+        if !out.is_empty() {
+            write.call1((std::mem::take(&mut out),))?;
+        }
+    }
+    Ok(())
+}
+
 /// The JSON listing of a segment file (64-bit numbers exact).
 #[pyfunction]
 pub fn dump_log_json(py: Python<'_>, name: String, data: &[u8]) -> String {
@@ -956,6 +1060,22 @@ pub fn preview_compaction_files(
         let views: Vec<&[u8]> = files.iter().map(Vec::as_slice).collect();
         preview_out(inspect::preview_compaction_files(&views, config, now_ms))
     }))
+}
+
+/// [`preview_compaction_files`] of the files at `paths` at each of `moments`, the files read in
+/// chunks (once per pass of the core's `PreviewStream`s, every moment fed from the same read)
+/// with the GIL released: memory bounded by the keys of the dirty range and the live segments,
+/// not the files; an OSError if one does not read.
+#[pyfunction]
+pub fn preview_compaction_paths(
+    py: Python<'_>,
+    paths: Vec<std::path::PathBuf>,
+    config: ConfigArgs,
+    moments: Vec<i64>,
+) -> PyResult<Vec<PreviewOut>> {
+    let config = config.config(py)?;
+    let previews = py.detach(|| files::preview_paths(&paths, config, &moments))?;
+    Ok(previews.into_iter().map(preview_out).collect())
 }
 
 /// [`preview_compaction_files`] over records read from a cluster, `(offset, timestamp, key,
@@ -1285,10 +1405,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(finalized_features, m)?)?;
     m.add_function(wrap_pyfunction!(dump_log, m)?)?;
     m.add_function(wrap_pyfunction!(dump_log_json, m)?)?;
+    m.add_function(wrap_pyfunction!(dump_log_path, m)?)?;
     m.add_function(wrap_pyfunction!(record_line, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup_policy_name, m)?)?;
     m.add_function(wrap_pyfunction!(preview_compaction, m)?)?;
     m.add_function(wrap_pyfunction!(preview_compaction_files, m)?)?;
+    m.add_function(wrap_pyfunction!(preview_compaction_paths, m)?)?;
     m.add_function(wrap_pyfunction!(verify_keyed, m)?)?;
     m.add_function(wrap_pyfunction!(level_topic_configs, m)?)?;
     m.add_function(wrap_pyfunction!(check_upgrade, m)?)?;

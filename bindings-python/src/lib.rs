@@ -6,6 +6,7 @@
 //! Records cross the boundary as the core's JSON text (vectors README §1), 64-bit numbers exact.
 
 mod api;
+mod files;
 mod level;
 mod reconcile;
 

@@ -151,6 +151,13 @@ impl Ledger_ {
         });
     }
 
+    /// [`Ledger_::apply_file`] of the file at `path`, read in chunks with the GIL released;
+    /// an OSError if it does not read.
+    fn apply_path(&mut self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<usize> {
+        let l = &mut self.ledger;
+        Ok(py.detach(|| crate::files::each_record(&path, |r| l.apply(r.offset, r.key, r.value)))?)
+    }
+
     /// Replays every record of a segment file image; returns how many were read.
     fn apply_file(&mut self, py: Python<'_>, data: &[u8]) -> usize {
         let l = &mut self.ledger;

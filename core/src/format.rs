@@ -277,94 +277,138 @@ pub fn record_line(
 /// Kafka's tool it goes on past a batch whose CRC is wrong, printing `isvalid: false`.
 pub fn dump_log(name: &str, file: &[u8], options: DumpOptions) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "Dumping {name}");
-    let _ = writeln!(
-        out,
-        "Log starting offset: {}",
-        base_offset_from_file_name(name).unwrap_or(0)
-    );
-    let mut batches = Batches::new(file, DUMP_READ);
-    for batch in batches.by_ref() {
-        let Ok(b) = batch else { continue };
-        batch_line(&mut out, &b);
-        let records = match b.records() {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = writeln!(
-                    out,
-                    "Error reading the records of the batch at position {}: {e}",
-                    b.position
-                );
-                continue;
-            }
-        };
-        for r in records {
-            let Ok(r) = r else {
-                let _ = writeln!(
-                    out,
-                    "Error reading a record of the batch at position {}",
-                    b.position
-                );
-                break;
-            };
-            let header_keys: Vec<String> = r
-                .headers
-                .iter()
-                .map(|h| String::from_utf8_lossy(h.key).into_owned())
-                .collect();
-            let _ = write!(
+    let mut dump = DumpFeed::new(name, file.len(), options, &mut out);
+    dump.push(file, &mut out);
+    dump.end(&mut out);
+    out
+}
+
+/// [`dump_log`] of a file fed in chunks of any size: each piece of the listing is written to
+/// `out` as the batches it lists are whole (the host empties `out` when it likes), in memory
+/// bounded by the largest batch, not the file.
+#[derive(Clone, Debug)]
+pub struct DumpFeed {
+    name: String,
+    options: DumpOptions,
+    batches: crate::batch::BatchFeed,
+}
+
+impl DumpFeed {
+    /// Begins the listing of the file `name`, `len` bytes long: its first lines go to `out`.
+    pub fn new(name: &str, len: usize, options: DumpOptions, out: &mut String) -> DumpFeed {
+        let _ = writeln!(out, "Dumping {name}");
+        let _ = writeln!(
+            out,
+            "Log starting offset: {}",
+            base_offset_from_file_name(name).unwrap_or(0)
+        );
+        DumpFeed {
+            name: name.to_string(),
+            options,
+            batches: crate::batch::BatchFeed::new(len, DUMP_READ),
+        }
+    }
+
+    /// The next bytes of the file: the lines of every batch now whole go to `out`.
+    pub fn push(&mut self, chunk: &[u8], out: &mut String) {
+        let options = self.options;
+        self.batches.push(
+            chunk,
+            |batch| {
+                if let Ok(b) = batch {
+                    batch_lines(out, &b, options);
+                }
+            },
+            |_| {},
+        );
+    }
+
+    /// Ends the listing: what was no whole entry is counted in its last line.
+    pub fn end(mut self, out: &mut String) {
+        self.batches.end(|_| {});
+        let invalid = self.batches.invalid_bytes();
+        if invalid > 0 {
+            let name = &self.name;
+            let file_name = name.rsplit('/').next().unwrap_or(name);
+            let _ = writeln!(
                 out,
-                "| offset: {} {}: {} keySize: {} valueSize: {} sequence: {} headerKeys: [{}]",
-                r.offset,
-                b.timestamp_type().name(),
-                r.timestamp,
-                r.key.map_or(-1, |k| k.len() as i64),
-                r.value.map_or(-1, |v| v.len() as i64),
-                r.sequence,
-                header_keys.join(",")
+                "Found {invalid} invalid bytes at the end of {file_name}"
             );
-            if b.is_control() {
-                let _ = writeln!(out, " controlRecord");
-                continue;
+        }
+    }
+}
+
+/// The lines of one batch of the listing: its header, then each record.
+fn batch_lines(out: &mut String, b: &Batch<'_>, options: DumpOptions) {
+    batch_line(out, b);
+    let records = match b.records() {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = writeln!(
+                out,
+                "Error reading the records of the batch at position {}: {e}",
+                b.position
+            );
+            return;
+        }
+    };
+    for r in records {
+        let Ok(r) = r else {
+            let _ = writeln!(
+                out,
+                "Error reading a record of the batch at position {}",
+                b.position
+            );
+            break;
+        };
+        let header_keys: Vec<String> = r
+            .headers
+            .iter()
+            .map(|h| String::from_utf8_lossy(h.key).into_owned())
+            .collect();
+        let _ = write!(
+            out,
+            "| offset: {} {}: {} keySize: {} valueSize: {} sequence: {} headerKeys: [{}]",
+            r.offset,
+            b.timestamp_type().name(),
+            r.timestamp,
+            r.key.map_or(-1, |k| k.len() as i64),
+            r.value.map_or(-1, |v| v.len() as i64),
+            r.sequence,
+            header_keys.join(",")
+        );
+        if b.is_control() {
+            let _ = writeln!(out, " controlRecord");
+            continue;
+        }
+        if options.keys {
+            if let Some(k) = r.key {
+                let _ = write!(out, " key: {}", String::from_utf8_lossy(k));
             }
-            if options.keys {
-                if let Some(k) = r.key {
-                    let _ = write!(out, " key: {}", String::from_utf8_lossy(k));
-                }
+        }
+        let level = parse_level_record(r.key, r.value);
+        match payload(r.value, r.offset) {
+            _ if options.keys && level.is_some() => {
+                let _ = writeln!(out, " payload: {}", level_text(level));
             }
-            let level = parse_level_record(r.key, r.value);
-            match payload(r.value, r.offset) {
-                _ if options.keys && level.is_some() => {
-                    let _ = writeln!(out, " payload: {}", level_text(level));
-                }
-                Ok(text) => {
-                    let _ = writeln!(out, " payload: {text}");
-                }
-                Err(tomb) if r.value.is_none() && options.keys => {
-                    let _ = writeln!(out, " payload: {tomb}");
-                }
-                Err(_) if r.value.is_none() => {
-                    let _ = writeln!(
-                        out,
-                        " payload: Error at offset {}, skipping. {KAFKA_NULL_VALUE_TEXT}",
-                        r.offset
-                    );
-                }
-                Err(err) => {
-                    let _ = writeln!(out, " payload: {err}");
-                }
+            Ok(text) => {
+                let _ = writeln!(out, " payload: {text}");
+            }
+            Err(tomb) if r.value.is_none() && options.keys => {
+                let _ = writeln!(out, " payload: {tomb}");
+            }
+            Err(_) if r.value.is_none() => {
+                let _ = writeln!(
+                    out,
+                    " payload: Error at offset {}, skipping. {KAFKA_NULL_VALUE_TEXT}",
+                    r.offset
+                );
+            }
+            Err(err) => {
+                let _ = writeln!(out, " payload: {err}");
             }
         }
     }
-    if batches.invalid_bytes() > 0 {
-        let file_name = name.rsplit('/').next().unwrap_or(name);
-        let _ = writeln!(
-            out,
-            "Found {} invalid bytes at the end of {file_name}",
-            batches.invalid_bytes()
-        );
-    }
-    out
 }
 
 /// The same listing as JSON: every batch with its header fields, every record with its key
@@ -434,4 +478,43 @@ pub fn dump_log_json(name: &str, file: &[u8], style: Int64Style) -> Json {
     }
     json!({"file": name, "logStartOffset": base_offset_from_file_name(name).map(big),
            "batches": batches_json, "invalidBytesAtEnd": batches.invalid_bytes(), "errors": errors})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_fed_in_chunks_is_the_listing_of_the_whole_file() {
+        let mut checked = 0;
+        for (d, data) in crate::testing::fixtures::metadata_partitions() {
+            for f in &data {
+                let mut inputs = vec![f.clone(), f[..f.len() / 2].to_vec()];
+                if f.len() > 100 {
+                    let mut flipped = f.clone();
+                    flipped[f.len() / 3] ^= 0x5a;
+                    inputs.push(flipped);
+                    let mut bad = f.clone();
+                    bad[8..12].copy_from_slice(&3i32.to_be_bytes());
+                    inputs.push(bad);
+                }
+                for file in inputs {
+                    let name = "dir/00000000000000000007.log";
+                    let options = DumpOptions { keys: true };
+                    let whole = dump_log(name, &file, options);
+                    for chunk in [1, 11, 4096] {
+                        let mut out = String::new();
+                        let mut dump = DumpFeed::new(name, file.len(), options, &mut out);
+                        for c in file.chunks(chunk) {
+                            dump.push(c, &mut out);
+                        }
+                        dump.end(&mut out);
+                        assert_eq!(out, whole, "{d:?} in chunks of {chunk}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
+    }
 }

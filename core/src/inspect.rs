@@ -15,9 +15,9 @@ use std::fmt::Write as _;
 
 use serde_json::{Value as Json, json};
 
-use crate::batch::{Batch, Batches, LOG_OVERHEAD, ReadOptions, entry_extent};
+use crate::batch::{Batch, Batches, ReadOptions};
 use crate::cache::{Applied, Seen, Skip, Store};
-use crate::compaction::{Log, TopicConfig};
+use crate::compaction::{Log, Round, TopicConfig};
 use crate::feature::MetadataLevel;
 use crate::index::RecordIndex;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
@@ -111,6 +111,17 @@ pub struct Inspection {
     pub summary: Summary,
 }
 
+impl Inspection {
+    /// The summary's compaction what-if of an inspection by [`Inspector::for_files`]: `preview`
+    /// is the [`PreviewStream`]'s of the same files at `at` ([`Inspector::compaction_moment`]).
+    pub fn with_compaction(mut self, at: i64, preview: &CompactionPreview) -> Inspection {
+        self.summary.compacted_at_ms = at;
+        self.summary.kept_by_compaction = preview.records_after;
+        self.summary.lost_by_compaction = preview.lost.clone();
+        self
+    }
+}
+
 fn live_ids(store: &Store) -> Vec<(Uuid, SegmentState)> {
     let mut out = Vec::new();
     for tp in store.partitions() {
@@ -166,6 +177,8 @@ pub struct Inspector {
     /// Made by [`Inspector::for_scan`]: no lifecycles and no compaction what-if are kept, so
     /// nothing of a record outlives its replay.
     scan_only: bool,
+    /// The summary's compaction model holds the records (not made by [`Inspector::for_files`]).
+    holds_log: bool,
     /// The file a scan is being fed in chunks, if any.
     feed: Option<Feed>,
 }
@@ -266,16 +279,115 @@ pub fn scan_lists(applied: &Applied) -> bool {
 /// A file a scan is being fed in chunks ([`Inspector::scan_begin`]).
 #[derive(Clone, Debug)]
 struct Feed {
-    /// The file's length when the host began reading it.
-    len: usize,
-    /// Position in the file of the next entry (the first byte of `pending`, if any).
-    pos: usize,
-    /// The start of an entry not yet whole.
-    pending: Vec<u8>,
+    file: FileFeed,
     options: ScanOptions,
     scan: FileScan,
+}
+
+/// One segment file read from chunks of any size, as a consumer reads it: each batch that
+/// parses, in order (entries of an unsupported version stepped over), up to the first that does
+/// not (a bad CRC, a torn tail), from which the rest is only counted ([`crate::batch::BatchFeed`]
+/// walks the entries). Memory: the largest entry, not the file. [`Inspector`]'s scans read files
+/// so; hosts read a partition's files for other models so too ([`PartitionFeed`]).
+#[derive(Clone, Debug)]
+pub struct FileFeed {
+    batches: crate::batch::BatchFeed,
     /// Where reading stopped and why, and the count of the records from there on.
     stop: Option<(usize, crate::Error, RecordIndex)>,
+    /// The tail's count, from the stop on.
+    tail: Option<RecordIndex>,
+}
+
+impl FileFeed {
+    /// A file `len` bytes long; `unread` when an earlier file of the partition had a corrupt
+    /// batch (no consumer reads past it: the file is only counted).
+    pub fn new(len: usize, unread: bool) -> FileFeed {
+        FileFeed {
+            batches: crate::batch::BatchFeed::new(len, ReadOptions::default()),
+            stop: unread.then(|| (0, earlier_corrupt(), counting_file())),
+            tail: None,
+        }
+    }
+
+    /// The next bytes of the file: `each` gets every batch now whole; the start of one cut by the
+    /// chunk's end waits for the next chunk.
+    pub fn push(&mut self, chunk: &[u8], mut each: impl FnMut(Batch<'_>)) {
+        if let Some((_, _, tail)) = &mut self.stop {
+            tail.push(chunk);
+            return;
+        }
+        let tail = &mut self.tail;
+        self.batches.push(
+            chunk,
+            |b| {
+                if let Ok(b) = b {
+                    each(b);
+                }
+            },
+            |rest| tail.get_or_insert_with(counting_file).push(rest),
+        );
+    }
+
+    /// Ends the file: bytes left that are no whole entry are its cut tail. Returns where reading
+    /// stopped, why, and the index of what lies from there on, if it did.
+    pub fn end(self) -> Option<(usize, crate::Error, RecordIndex)> {
+        let FileFeed {
+            mut batches,
+            stop,
+            mut tail,
+        } = self;
+        let stop = stop.or_else(|| {
+            let (position, why) =
+                batches.end(|rest| tail.get_or_insert_with(counting_file).push(rest))?;
+            Some((position, why, tail.unwrap_or_else(counting_file)))
+        });
+        stop.map(|(position, why, mut tail)| {
+            tail.end_file();
+            (position, why, tail)
+        })
+    }
+}
+
+/// A metadata partition's files read one after the other through [`FileFeed`]s, with the rule
+/// of [`crate::index`]: no record in or after the first corrupt batch is read. `each` of
+/// [`PartitionFeed::push`] gets the records [`Inspector::push_file`] replays, in order.
+#[derive(Clone, Debug, Default)]
+pub struct PartitionFeed {
+    file: Option<FileFeed>,
+    /// A corrupt batch was met: no later record is read.
+    stopped: bool,
+}
+
+impl PartitionFeed {
+    pub fn new() -> PartitionFeed {
+        PartitionFeed::default()
+    }
+
+    /// Begins the next file, `len` bytes long (ending the one before, if not ended).
+    pub fn begin(&mut self, len: usize) {
+        self.end();
+        self.file = Some(FileFeed::new(len, self.stopped));
+    }
+
+    /// The next bytes of the file begun: `each` gets every record now read.
+    pub fn push(&mut self, chunk: &[u8], mut each: impl FnMut(&crate::batch::Record<'_>)) {
+        if let Some(f) = &mut self.file {
+            f.push(chunk, |batch| {
+                if let Ok(records) = batch.records() {
+                    for r in records.flatten() {
+                        each(&r);
+                    }
+                }
+            });
+        }
+    }
+
+    /// Ends the file begun; a corrupt batch in what was not read stops the partition.
+    pub fn end(&mut self) {
+        if let Some((_, _, tail)) = self.file.take().and_then(FileFeed::end) {
+            self.stopped |= !tail.counts().corrupt.is_empty();
+        }
+    }
 }
 
 impl Default for Inspector {
@@ -299,6 +411,7 @@ impl Inspector {
             files_read: 0,
             stopped: false,
             scan_only: false,
+            holds_log: true,
             feed: None,
         }
     }
@@ -306,12 +419,31 @@ impl Inspector {
     /// An inspector for a scan: the store, the summary's counts, the null-key span and the file
     /// stops, as [`Inspector::new`] keeps them, but no lifecycles and no compaction what-if (a scan
     /// shows neither). Its [`Inspector::finish`] has no segments, and the summary's compaction
-    /// fields (`compacted_at_ms`, `kept_by_compaction`, `lost_by_compaction`) keep their defaults.
+    /// fields (`compacted_at_ms`, `kept_by_compaction`, `lost_by_compaction`) keep their defaults
+    /// (a host that reads the files again fills them with [`Inspection::with_compaction`]).
     pub fn for_scan() -> Inspector {
         Inspector {
             scan_only: true,
+            holds_log: false,
             ..Inspector::new()
         }
+    }
+
+    /// An inspector for files of any size that the host can read twice more: the store, the
+    /// counts and the lifecycles, as [`Inspector::new`] keeps them, but not the records for the
+    /// summary's compaction what-if. The host feeds the files again to a [`PreviewStream`] with
+    /// [`summary_compaction_config`] at [`Inspector::compaction_moment`] and hands its answer to
+    /// [`Inspection::with_compaction`]: the inspection [`Inspector::new`] gives.
+    pub fn for_files() -> Inspector {
+        Inspector {
+            holds_log: false,
+            ..Inspector::new()
+        }
+    }
+
+    /// When the summary compacts the log: [`COMPACTION_HORIZON_MS`] after the last record so far.
+    pub fn compaction_moment(&self) -> i64 {
+        self.last_ts.saturating_add(COMPACTION_HORIZON_MS)
     }
 
     /// Every record of a segment file image (batches that do not read are skipped, as
@@ -417,18 +549,11 @@ impl Inspector {
     /// there.
     pub fn scan_begin(&mut self, len: usize, options: ScanOptions) {
         self.scan_end_feed();
-        let mut feed = Feed {
-            len,
-            pos: 0,
-            pending: Vec::new(),
+        self.feed = Some(Feed {
+            file: FileFeed::new(len, self.stopped),
             options,
             scan: FileScan::default(),
-            stop: None,
-        };
-        if self.stopped {
-            feed.stop = Some((0, earlier_corrupt(), counting_file()));
-        }
-        self.feed = Some(feed);
+        });
     }
 
     /// The next bytes of the file a scan began (nothing happens without one). Whole entries are
@@ -437,60 +562,15 @@ impl Inspector {
         let Some(mut feed) = self.feed.take() else {
             return;
         };
-        let mut chunk = chunk;
-        while !chunk.is_empty() {
-            if let Some((_, _, tail)) = &mut feed.stop {
-                tail.push(chunk);
-                feed.pos += chunk.len();
-                break;
-            }
-            let left = feed
-                .len
-                .saturating_sub(feed.pos)
-                .max(feed.pending.len() + chunk.len());
-            // The entry's bytes: its header first, then as many as the header says.
-            let head = if feed.pending.is_empty() {
-                chunk
-            } else {
-                let want = LOG_OVERHEAD
-                    .saturating_sub(feed.pending.len())
-                    .min(chunk.len());
-                feed.pending.extend_from_slice(&chunk[..want]);
-                chunk = &chunk[want..];
-                &feed.pending
+        let (scan, options) = (&mut feed.scan, feed.options);
+        feed.file.push(chunk, |batch| {
+            let Ok(records) = batch.records() else {
+                return;
             };
-            if head.len() < LOG_OVERHEAD {
-                if feed.pending.is_empty() {
-                    feed.pending.extend_from_slice(chunk);
-                    chunk = &[];
-                }
-                continue;
+            for r in records.flatten() {
+                self.scan_record(scan, options, r.offset, r.timestamp, r.key, r.value);
             }
-            let size = match entry_extent(head, feed.pos, left) {
-                Ok(size) => size,
-                Err(e) => {
-                    self.scan_stop(&mut feed, e, &[]);
-                    continue;
-                }
-            };
-            if feed.pending.is_empty() {
-                if chunk.len() < size {
-                    feed.pending.extend_from_slice(chunk);
-                    break;
-                }
-                let (entry, rest) = chunk.split_at(size);
-                self.scan_entry(&mut feed, entry);
-                chunk = rest;
-            } else {
-                let want = (size - feed.pending.len()).min(chunk.len());
-                feed.pending.extend_from_slice(&chunk[..want]);
-                chunk = &chunk[want..];
-                if feed.pending.len() == size {
-                    let entry = std::mem::take(&mut feed.pending);
-                    self.scan_entry(&mut feed, &entry);
-                }
-            }
-        }
+        });
         self.feed = Some(feed);
     }
 
@@ -500,53 +580,10 @@ impl Inspector {
     }
 
     fn scan_end_feed(&mut self) -> Option<FileScan> {
-        let mut feed = self.feed.take()?;
-        if feed.stop.is_none() && (!feed.pending.is_empty() || feed.pos < feed.len) {
-            let n = feed.pending.len();
-            let cut = entry_extent(&feed.pending, feed.pos, n).err();
-            let e = cut.unwrap_or_else(|| {
-                crate::Error::at(
-                    crate::error::ErrorKind::Truncated,
-                    feed.pos,
-                    "length",
-                    "the file ended here, before the length it had when the scan began",
-                )
-            });
-            self.scan_stop(&mut feed, e, &[]);
-        }
-        let stop = feed.stop.take().map(|(position, why, mut tail)| {
-            tail.end_file();
-            (position, why, tail)
-        });
+        let feed = self.feed.take()?;
+        let stop = feed.file.end();
         self.end_file_counted(stop);
         Some(feed.scan)
-    }
-
-    /// One whole entry of the file being scanned.
-    fn scan_entry(&mut self, feed: &mut Feed, entry: &[u8]) {
-        let position = feed.pos;
-        let batch = match Batch::parse(entry, position, ReadOptions::default()) {
-            Ok(b) => b,
-            Err(e) if e.kind() == crate::error::ErrorKind::UnsupportedVersion => {
-                feed.pos += entry.len();
-                return;
-            }
-            Err(e) => return self.scan_stop(feed, e, entry),
-        };
-        feed.pos += entry.len();
-        let Ok(records) = batch.records() else {
-            return;
-        };
-        for r in records.flatten() {
-            self.scan_record(
-                &mut feed.scan,
-                feed.options,
-                r.offset,
-                r.timestamp,
-                r.key,
-                r.value,
-            );
-        }
     }
 
     /// Records not read from a file (a topic's, as a consumer hands them over), in offset order:
@@ -585,15 +622,6 @@ impl Inspector {
             }
             *found += 1;
         }
-    }
-
-    /// Reading the file stops at the feed's position: what lies from there on (`entry`, the
-    /// start of an entry not yet fed, then every later chunk) is only counted.
-    fn scan_stop(&mut self, feed: &mut Feed, why: crate::Error, entry: &[u8]) {
-        let mut tail = counting_file();
-        tail.push(entry);
-        tail.push(&std::mem::take(&mut feed.pending));
-        feed.stop = Some((feed.pos, why, tail));
     }
 
     /// One record of the metadata partition, in offset order; returns what replay did with it.
@@ -670,7 +698,7 @@ impl Inspector {
         if applied.fatal_to_kafka(value) {
             summary.fatal_to_old_brokers += 1;
         }
-        if self.scan_only {
+        if !self.holds_log {
             return applied;
         }
         self.log.append(
@@ -727,6 +755,7 @@ impl Inspector {
             files_read: _,
             stopped: _,
             scan_only,
+            holds_log,
             feed: _,
         } = self;
         let mut lifecycles = lifecycles;
@@ -751,7 +780,12 @@ impl Inspector {
         let at = last_ts.saturating_add(COMPACTION_HORIZON_MS);
         let mut after = Store::new();
         let mut kept = 0;
-        for lr in clean_at(&mut log, at) {
+        let held = if holds_log {
+            Some(clean_at(&mut log, at))
+        } else {
+            None
+        };
+        for lr in held.into_iter().flatten() {
             let Some(i) = usize::try_from(lr.offset)
                 .ok()
                 .filter(|&i| i < places.len())
@@ -771,9 +805,11 @@ impl Inspector {
         drop(log);
         drop(values);
         drop(files);
-        summary.compacted_at_ms = at;
-        summary.kept_by_compaction = kept;
-        summary.lost_by_compaction = lost(live, &after);
+        if holds_log {
+            summary.compacted_at_ms = at;
+            summary.kept_by_compaction = kept;
+            summary.lost_by_compaction = lost(live, &after);
+        }
         // Ordered by (partition, start offset, id). The few distinct partitions are ranked first so
         // that the sort compares integers, not topic names (a third of the time on large logs).
         let mut distinct: Vec<&TopicIdPartition> = {
@@ -1025,30 +1061,43 @@ impl Inspection {
     /// The per-segment lifecycle and the summary, as text.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
+        self.write_text(usize::MAX, |piece| out.push_str(piece));
+        out
+    }
+
+    /// [`Inspection::to_text`] handed to `each` a piece at a time, each the lines of at most
+    /// `lines` lifecycles (the summary is the last piece): a host writes a large inspection out
+    /// without holding its whole text.
+    pub fn write_text(&self, lines: usize, mut each: impl FnMut(&str)) {
+        let mut out = String::new();
         let _ = writeln!(out, "Segments ({}):", self.segments.len());
-        for l in &self.segments {
-            let path: Vec<String> = l
-                .states
-                .iter()
-                .map(|(o, s)| format!("{}@{o}", s.name()))
-                .collect();
-            let range = match (l.start_offset, l.end_offset) {
-                (Some(s), Some(e)) => format!("[{s}..{e}]"),
-                _ => "[segment record missing]".to_owned(),
-            };
-            let now = l
-                .now
-                .map_or_else(|| "gone".to_owned(), |s| format!("live, {}", s.name()));
-            let _ = writeln!(
-                out,
-                "  {} {} {range}: {} -> {now}",
-                l.partition,
-                l.id,
-                path.join(" -> ")
-            );
+        for chunk in self.segments.chunks(lines.max(1)) {
+            for l in chunk {
+                let path: Vec<String> = l
+                    .states
+                    .iter()
+                    .map(|(o, s)| format!("{}@{o}", s.name()))
+                    .collect();
+                let range = match (l.start_offset, l.end_offset) {
+                    (Some(s), Some(e)) => format!("[{s}..{e}]"),
+                    _ => "[segment record missing]".to_owned(),
+                };
+                let now = l
+                    .now
+                    .map_or_else(|| "gone".to_owned(), |s| format!("live, {}", s.name()));
+                let _ = writeln!(
+                    out,
+                    "  {} {} {range}: {} -> {now}",
+                    l.partition,
+                    l.id,
+                    path.join(" -> ")
+                );
+            }
+            each(&out);
+            out.clear();
         }
         out.push_str(&self.summary_text());
-        out
+        each(&out);
     }
 
     /// The summary alone, as [`Inspection::to_text`] ends.
@@ -1309,6 +1358,95 @@ pub fn preview_compaction(
     out
 }
 
+/// [`preview_compaction`] fed the records instead of holding them: the host hands every record
+/// over in log order ([`PreviewStream::push`]), ends the pass ([`PreviewStream::end_pass`]) and,
+/// while that says so, hands them over again, the same records in the same order; then
+/// [`PreviewStream::finish`] answers as [`preview_compaction`] does, but for
+/// [`CompactionPreview::kept`], which it leaves empty. Memory: the stores of the live segments
+/// before and after, and what [`Round`] holds (the keys of the dirty range), never a record or a
+/// value.
+#[derive(Clone, Debug)]
+pub struct PreviewStream {
+    round: Round,
+    before: Store,
+    after: Store,
+    out: CompactionPreview,
+    /// Present records seen in this pass (the model's log offset of the next one).
+    next: i64,
+    /// 1 while the model is being laid out, 2 while the kept records are replayed, 3 when done.
+    pass: u8,
+}
+
+impl PreviewStream {
+    pub fn new(config: TopicConfig, now_ms: i64) -> PreviewStream {
+        PreviewStream {
+            round: Round::new(config, now_ms),
+            before: Store::new(),
+            after: Store::new(),
+            out: CompactionPreview::default(),
+            next: 0,
+            pass: 1,
+        }
+    }
+
+    /// The next record of the log, in this pass.
+    pub fn push(&mut self, r: &PreviewRecord<'_>) {
+        if !self.round.present(r.timestamp) {
+            return;
+        }
+        let o = self.next;
+        self.next += 1;
+        match self.pass {
+            1 => {
+                self.out.records_before += 1;
+                self.out.bytes_before += r.size as u64;
+                self.round.append(r.timestamp, r.key);
+                self.before.apply(r.offset, r.key, r.value);
+            }
+            2 if self.round.keeps(o, r.key) => {
+                self.out.records_after += 1;
+                self.out.bytes_after += r.size as u64;
+                self.after.apply(r.offset, r.key, r.value);
+            }
+            2 if r.key.is_none() => self.out.null_keys_dropped += 1,
+            _ => {}
+        }
+    }
+
+    /// Ends a pass; returns whether the records are wanted once more (a second pass, unless
+    /// nothing is dropped: then the first pass is the answer).
+    pub fn end_pass(&mut self) -> bool {
+        self.next = 0;
+        if self.pass == 1 {
+            self.round.plan();
+            if self.round.drops_any() {
+                self.pass = 2;
+                return true;
+            }
+            self.out.records_after = self.out.records_before;
+            self.out.bytes_after = self.out.bytes_before;
+        }
+        self.pass = 3;
+        false
+    }
+
+    /// The preview (a first pass not ended is ended here; `kept` is empty). Called before a
+    /// second pass [`PreviewStream::end_pass`] asked for was fed, it answers for no kept record.
+    pub fn finish(mut self) -> CompactionPreview {
+        if self.pass == 1 {
+            self.end_pass();
+        }
+        let live = live_ids(&self.before);
+        self.out.live_before = live.len();
+        self.out.lost = if self.round.drops_any() {
+            lost(live, &self.after)
+        } else {
+            Vec::new()
+        };
+        self.out
+    }
+}
+
 /// How long after the last record the inspection's summary compacts the log: past every
 /// default horizon (`delete.retention.ms` 1 day, `segment.ms` 7 days), as the cleaner of a topic
 /// switched to `compact` would find it.
@@ -1421,7 +1559,7 @@ pub fn preview_compaction_files(
 #[cfg(test)]
 mod preview_tests {
     use super::*;
-    use crate::batch::{Batches, ReadOptions};
+    use crate::batch::{Batches, LOG_OVERHEAD, ReadOptions};
 
     const BROKER_P0: &[u8] = include_bytes!(
         "../../tests/fixtures/broker/remote_log_metadata/__remote_log_metadata-0/00000000000000000000.log"
@@ -1506,6 +1644,226 @@ mod preview_tests {
             kept >= 1,
             "no fixture keeps keyed records through compaction"
         );
+    }
+
+    /// [`PreviewStream`] fed `records` pass after pass, as a host feeds it.
+    fn streamed(records: &[PreviewRecord<'_>], config: TopicConfig, now: i64) -> CompactionPreview {
+        let mut s = PreviewStream::new(config, now);
+        let mut passes = 0;
+        loop {
+            for r in records {
+                s.push(r);
+            }
+            passes += 1;
+            if !s.end_pass() {
+                break;
+            }
+        }
+        assert!(passes <= 2, "{passes} passes");
+        s.finish()
+    }
+
+    /// The in-memory model's answer, but for the per-record `kept` the stream does not give.
+    fn held(records: &[PreviewRecord<'_>], config: TopicConfig, now: i64) -> CompactionPreview {
+        CompactionPreview {
+            kept: Vec::new(),
+            ..preview_compaction(records, config, now)
+        }
+    }
+
+    fn configs() -> Vec<TopicConfig> {
+        use crate::compaction::CleanupPolicy;
+        let mut out = vec![summary_compaction_config()];
+        for policy in CleanupPolicy::ALL {
+            for (retention_ms, lag, segment_ms, segment_records) in [
+                (-1, 0, 604_800_000, 1000),
+                (50, 0, 10, 3),
+                (1_000, 30, 7, 2),
+                (5, 100, 1, 1),
+                (0, 1, 0, usize::MAX),
+                (200, -5, i64::MAX, 4),
+            ] {
+                out.push(TopicConfig {
+                    cleanup_policy: policy,
+                    retention_ms,
+                    min_compaction_lag_ms: lag,
+                    delete_retention_ms: 86_400_000,
+                    segment_ms,
+                    segment_records,
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_streamed_preview_answers_as_the_held_log_on_every_fixture() {
+        let mut checked = 0;
+        for (d, data) in crate::testing::fixtures::metadata_partitions() {
+            let recs: Vec<Owned> = data.iter().flat_map(|f| owned(f)).collect();
+            let records = view(&recs);
+            let last = records.iter().map(|r| r.timestamp).max().unwrap_or(0);
+            let first = records.iter().map(|r| r.timestamp).min().unwrap_or(0);
+            for config in configs() {
+                for now in [
+                    first - 1,
+                    first,
+                    (first + last) / 2,
+                    last,
+                    last + 1,
+                    last + COMPACTION_HORIZON_MS,
+                ] {
+                    assert_eq!(
+                        streamed(&records, config, now),
+                        held(&records, config, now),
+                        "{d:?} {config:?} at {now}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 500, "{checked}");
+    }
+
+    #[test]
+    fn the_streamed_preview_answers_as_the_held_log_on_generated_logs() {
+        use proptest::prelude::*;
+        // Real metadata values (so that replay has live segments to lose) under few keys.
+        let pool: Vec<Owned> = crate::testing::fixtures::metadata_partitions()
+            .into_iter()
+            .flat_map(|(_, data)| data.iter().flat_map(|f| owned(f)).collect::<Vec<_>>())
+            .filter(|r| r.3.is_some())
+            .take(400)
+            .collect();
+        assert!(pool.len() > 50, "{}", pool.len());
+        let record = (0usize..pool.len(), 0u8..8, 0u8..10, -3i64..40);
+        let logs = proptest::collection::vec(record, 0..120);
+        let config = (0usize..3, -1i64..60, -2i64..40, 0i64..30, 1usize..6);
+        proptest!(ProptestConfig::with_cases(400), |(log in logs, c in config, now in 0i64..80)| {
+            let mut ts = 0i64;
+            let recs: Vec<Owned> = log.iter().enumerate().map(|(i, &(v, key, kind, step))| {
+                ts += step.max(-1);
+                let (_, _, k, value, size) = &pool[v];
+                let key = match key {
+                    0 => None,
+                    1 => k.clone(),
+                    n => Some(format!("k{n}").into_bytes()),
+                };
+                let value = if kind == 0 { None } else { value.clone() };
+                (i as i64, ts, key, value, *size)
+            }).collect();
+            let records = view(&recs);
+            let config = TopicConfig {
+                cleanup_policy: crate::compaction::CleanupPolicy::ALL[c.0],
+                retention_ms: c.1,
+                min_compaction_lag_ms: c.2,
+                delete_retention_ms: 10,
+                segment_ms: c.3,
+                segment_records: c.4,
+            };
+            prop_assert_eq!(streamed(&records, config, now), held(&records, config, now));
+        });
+    }
+
+    #[test]
+    fn the_streamed_preview_of_files_fed_in_chunks_answers_as_the_files_preview() {
+        let (mut checked, mut lost) = (0, 0);
+        for (name, data) in scan_inputs() {
+            let files: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+            let last = data
+                .iter()
+                .flat_map(|f| owned(f))
+                .map(|r| r.1)
+                .max()
+                .unwrap_or(0);
+            for config in [configs()[0], configs()[5]] {
+                let at = last + COMPACTION_HORIZON_MS;
+                let expected = CompactionPreview {
+                    kept: Vec::new(),
+                    ..preview_compaction_files(&files, config, at)
+                };
+                for chunk in [1, 13, 64, 4096] {
+                    let mut s = PreviewStream::new(config, at);
+                    loop {
+                        let mut feed = PartitionFeed::new();
+                        for f in &files {
+                            feed.begin(f.len());
+                            for c in f.chunks(chunk) {
+                                feed.push(c, |r| s.push(&PreviewRecord::of(r)));
+                            }
+                            feed.end();
+                        }
+                        if !s.end_pass() {
+                            break;
+                        }
+                    }
+                    assert_eq!(s.finish(), expected, "{name} in chunks of {chunk}");
+                    checked += 1;
+                }
+                lost += usize::from(!expected.lost.is_empty() && expected.records_after > 0);
+            }
+        }
+        assert!(
+            checked > 100 && lost > 0,
+            "{checked} inputs, {lost} losing live segments"
+        );
+    }
+
+    #[test]
+    fn an_inspection_of_files_read_in_chunks_with_the_streamed_what_if_is_the_held_one() {
+        let mut checked = 0;
+        for (name, data) in scan_inputs() {
+            let named: Vec<(&str, &[u8])> = data.iter().map(|f| ("x.log", f.as_slice())).collect();
+            let expected = inspect(&named);
+            for chunk in [7, 4096] {
+                let mut ins = Inspector::for_files();
+                for f in &data {
+                    ins.scan_begin(
+                        f.len(),
+                        ScanOptions {
+                            each_null_key: false,
+                            list_limit: 0,
+                        },
+                    );
+                    for c in f.chunks(chunk) {
+                        ins.scan_push(c);
+                    }
+                    ins.scan_end();
+                }
+                let at = ins.compaction_moment();
+                let mut s = PreviewStream::new(summary_compaction_config(), at);
+                loop {
+                    let mut feed = PartitionFeed::new();
+                    for f in &data {
+                        feed.begin(f.len());
+                        feed.push(f, |r| s.push(&PreviewRecord::of(r)));
+                        feed.end();
+                    }
+                    if !s.end_pass() {
+                        break;
+                    }
+                }
+                let p = s.finish();
+                let got = ins.finish().with_compaction(at, &p);
+                // A scan's inspector with the same what-if: the summary alone, the same.
+                let mut scan = Inspector::for_scan();
+                for f in &data {
+                    scan.scan_file(f, false);
+                }
+                assert_eq!(scan.compaction_moment(), at, "{name}");
+                let summary = scan.finish().with_compaction(at, &p);
+                assert!(summary.segments.is_empty(), "{name}");
+                assert_eq!(summary.summary, expected.summary, "{name}");
+                assert_eq!(got.summary, expected.summary, "{name}");
+                assert_eq!(got.segments, expected.segments, "{name}");
+                assert_eq!(got.to_text(), expected.to_text(), "{name}");
+                let mut pieces = String::new();
+                got.write_text(2, |p| pieces.push_str(p));
+                assert_eq!(pieces, expected.to_text(), "{name}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "{checked}");
     }
 
     /// Every fixture, whole and damaged (cut short, a byte flipped, an entry's length made

@@ -113,6 +113,8 @@ from ._compaction import (
     normalize_cleanup_policy,
     preview_compaction,
     preview_compaction_files,
+    preview_compaction_paths,
+    preview_compaction_paths_at,
     project_growth,
 )
 from ._inspect import Inspection, Inspector, Lifecycle, Overlap, Stuck, Summary
@@ -130,7 +132,7 @@ __all__ = [
     "topic_level", "topic_level_with_policy", "partitions_missing_level", "write_level", "level_move", "FreshTopicPlan", "fresh_topic_plan",
     "RetentionSafety", "check_v1_retention_configs", "CleanupTiming", "cleanup_timing", "expected_deletion_ms", "UnheldSegment", "SupersededSegment", "KeyedVerdict", "verify_keyed",
     # compaction and growth
-    "TopicConfig", "CompactionLog", "CompactionPreview", "preview_compaction", "preview_compaction_files", "GrowthPoint", "project_growth", "normalize_cleanup_policy",
+    "TopicConfig", "CompactionLog", "CompactionPreview", "preview_compaction", "preview_compaction_files", "preview_compaction_paths", "preview_compaction_paths_at", "GrowthPoint", "project_growth", "normalize_cleanup_policy",
     # inspection
     "Inspector", "Inspection", "Lifecycle", "Summary", "Stuck", "Overlap",
     # the metadata against the remote store (rlmeta reconcile)

@@ -6,6 +6,8 @@ Owns: the dataclasses. Never: what the cleaner keeps or how the topic grows; tho
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
@@ -18,6 +20,8 @@ __all__ = [
     "CompactionPreview",
     "preview_compaction",
     "preview_compaction_files",
+    "preview_compaction_paths",
+    "preview_compaction_paths_at",
     "GrowthPoint",
     "project_growth",
     "normalize_cleanup_policy",
@@ -110,6 +114,22 @@ def preview_compaction_files(files: Sequence[bytes], config: TopicConfig, now_ms
     each file's first corrupt batch, sized as in their batches, cleaned at ``now_ms`` as if a
     record arrived then (so the active segment rolls once ``segment.ms`` has passed)."""
     return _preview(_native.preview_compaction_files([bytes(f) for f in files], _config_args(config), now_ms))
+
+
+def preview_compaction_paths(paths: Sequence["os.PathLike[str] | str"], config: TopicConfig, now_ms: int) -> CompactionPreview:
+    """:func:`preview_compaction_files` of the files at ``paths``, read by the binding in chunks,
+    once per pass of the core's streamed model (GIL released): memory bounded by the keys of the
+    range the cleaner would clean and the live segments, not by the files."""
+    return preview_compaction_paths_at(paths, config, [now_ms])[0]
+
+
+def preview_compaction_paths_at(paths: Sequence["os.PathLike[str] | str"], config: TopicConfig,
+                                moments: Sequence[int]) -> List[CompactionPreview]:
+    """:func:`preview_compaction_paths` at each of ``moments``, every moment's model fed from the
+    same reads of the files (two in all, not two per moment): fewer reads, but the models (each
+    the keys it maps) are held at once."""
+    return [_preview(t) for t in _native.preview_compaction_paths([os.fspath(p) for p in paths], _config_args(config),
+                                                                  list(moments))]
 
 
 def preview_compaction(

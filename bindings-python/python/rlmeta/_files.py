@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Tuple, Union
 
 from . import _native
 
@@ -29,6 +29,7 @@ __all__ = [
     "finalized_features",
     "dump_log",
     "dump_log_json",
+    "write_dump_log",
     "FileLike",
 ]
 
@@ -183,6 +184,16 @@ def dump_log(data: FileLike, name: Optional[str] = None, keys: bool = True) -> s
     if name is None:
         name = os.path.basename(os.fspath(data)) if not isinstance(data, (bytes, bytearray, memoryview)) else "00000000000000000000.log"
     return _native.dump_log(name, _bytes(data), keys)
+
+
+def write_dump_log(path: Union[str, "os.PathLike[str]"], write: Callable[[str], object], name: Optional[str] = None,
+                   keys: bool = True) -> None:
+    """:func:`dump_log` of the file at ``path``, read by the binding in chunks and handed to
+    ``write`` (``sys.stdout.write``, say) a piece at a time as it is produced: neither the file
+    nor its listing is ever whole in memory. OSError if the file does not read."""
+    if name is None:
+        name = os.path.basename(os.fspath(path))
+    _native.dump_log_path(name, os.fspath(path), keys, write)
 
 
 def dump_log_json(data: FileLike, name: Optional[str] = None) -> str:

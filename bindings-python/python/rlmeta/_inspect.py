@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 import os
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 from . import _native
 from ._model import SegmentState, TopicIdPartition
@@ -89,6 +89,21 @@ class Inspection:
             self._text = self._native.text()
         return self._text
 
+    def write_text(self, write: Callable[[str], object]) -> None:
+        """:attr:`text` handed to ``write`` a piece at a time (10,000 lifecycles each, then the
+        summary), never whole."""
+        self._native.write_text(write)
+
+    @property
+    def summary_text(self) -> str:
+        """The text of the summary alone (the end of :attr:`text`)."""
+        return self._native.summary_text()
+
+    @property
+    def summary_data(self) -> Dict[str, Any]:
+        """The summary's JSON form alone (``data["summary"]``)."""
+        return json.loads(self._native.summary_json())
+
     @property
     def data(self) -> Dict[str, Any]:
         """The core's JSON form of the inspection."""
@@ -138,10 +153,14 @@ class Inspector:
 
     ``scan_only``: keep what a scan shows (the summary's counts, the store, null keys, stops)
     and no lifecycles or compaction what-if: :meth:`finish` then has no segments, and the
-    summary's ``kept_by_compaction`` and ``lost_by_compaction`` stay 0 and empty."""
+    summary's ``kept_by_compaction`` and ``lost_by_compaction`` stay 0 and empty.
 
-    def __init__(self, scan_only: bool = False) -> None:
-        self._native = _native.Inspector(scan_only)
+    ``files``: fed files with :meth:`push_path` and ended by :meth:`finish_files`, which reads
+    them again for the compaction what-if: the same inspection, in memory bounded by the live
+    segments, the lifecycles and the keys the cleaner maps, never the records."""
+
+    def __init__(self, scan_only: bool = False, files: bool = False) -> None:
+        self._native = _native.Inspector(scan_only, files)
 
     def push(self, offset: int, timestamp: int, key: Optional[bytes], value: Optional[bytes]) -> Applied:
         return Applied._of(self._native.push(offset, timestamp, key, value))
@@ -152,6 +171,16 @@ class Inspector:
 
     def push_file(self, data: bytes) -> None:
         self._native.push_file(bytes(data))
+
+    def push_path(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """:meth:`push_file` of the file at ``path``, read by the binding in chunks (GIL
+        released, no ``bytes`` made of it); OSError if it does not read."""
+        self._native.push_path(os.fspath(path))
+
+    def finish_files(self, paths: Iterable[Union[str, "os.PathLike[str]"]]) -> Inspection:
+        """:meth:`finish` of an inspector made with ``files``: the compaction what-if from the
+        same files (``paths``, in the order pushed), read again in chunks."""
+        return Inspection(self._native.finish_files([os.fspath(p) for p in paths]))
 
     def scan_file(self, data: bytes, each_null_key: bool = False, limit: Optional[int] = None) -> ScanResult:
         """Every record of a file image (native, GIL released): the ``(offset, timestamp)`` of each

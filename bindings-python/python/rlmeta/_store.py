@@ -7,6 +7,7 @@ every query, orphans and what the planner writes are the core's.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union
@@ -178,6 +179,11 @@ class Store:
     def apply_file(self, data: bytes) -> int:
         """Replays every record of a segment file image; returns how many were read."""
         return self._native.apply_file(bytes(data))
+
+    def apply_path(self, path: "Union[str, os.PathLike[str]]") -> int:
+        """:meth:`apply_file` of the file at ``path``, read by the binding in chunks (GIL
+        released, no ``bytes`` made of it); OSError if it does not read."""
+        return self._native.apply_path(os.fspath(path))
 
     def load_partition(self, tp: PartitionLike) -> None:
         self._native.load_partition(_tp(tp))

@@ -628,6 +628,158 @@ impl<'a> Iterator for Batches<'a> {
 
 impl std::iter::FusedIterator for Batches<'_> {}
 
+/// [`Batches`] over a file fed in chunks of any size: the same batches, errors and stop, in
+/// memory bounded by the largest entry. `each` of [`BatchFeed::push`] gets every batch that
+/// parses (or the error of an entry of an unsupported version, stepped over), in order; from the
+/// first entry that does not frame or parse on, the walk stops and `rest` gets every byte from
+/// there to the end, as fed.
+#[derive(Clone, Debug)]
+pub struct BatchFeed {
+    /// The file's length when the host began reading it.
+    len: usize,
+    /// Position in the file of the next entry (the first byte of `pending`, if any).
+    pos: usize,
+    /// The start of an entry not yet whole.
+    pending: Vec<u8>,
+    options: ReadOptions,
+    /// Where the walk stopped, and why.
+    stop: Option<(usize, Error)>,
+    /// Bytes fed from the stop on.
+    after_stop: usize,
+}
+
+impl BatchFeed {
+    /// A file `len` bytes long when its reading began (one found shorter at its end is read as
+    /// cut there).
+    pub fn new(len: usize, options: ReadOptions) -> BatchFeed {
+        BatchFeed {
+            len,
+            pos: 0,
+            pending: Vec::new(),
+            options,
+            stop: None,
+            after_stop: 0,
+        }
+    }
+
+    /// The next bytes of the file.
+    pub fn push(
+        &mut self,
+        chunk: &[u8],
+        mut each: impl FnMut(Result<Batch<'_>>),
+        mut rest: impl FnMut(&[u8]),
+    ) {
+        let mut chunk = chunk;
+        while !chunk.is_empty() {
+            if self.stop.is_some() {
+                self.after_stop += chunk.len();
+                rest(chunk);
+                return;
+            }
+            let left = self
+                .len
+                .saturating_sub(self.pos)
+                .max(self.pending.len() + chunk.len());
+            // The entry's bytes: its header first, then as many as the header says.
+            let head = if self.pending.is_empty() {
+                chunk
+            } else {
+                let want = LOG_OVERHEAD
+                    .saturating_sub(self.pending.len())
+                    .min(chunk.len());
+                self.pending.extend_from_slice(&chunk[..want]);
+                chunk = &chunk[want..];
+                &self.pending
+            };
+            if head.len() < LOG_OVERHEAD {
+                if self.pending.is_empty() {
+                    self.pending.extend_from_slice(chunk);
+                    chunk = &[];
+                }
+                continue;
+            }
+            let size = match entry_extent(head, self.pos, left) {
+                Ok(size) => size,
+                Err(e) => {
+                    self.stop_at(e, &[], &mut rest);
+                    continue;
+                }
+            };
+            if self.pending.is_empty() {
+                if chunk.len() < size {
+                    self.pending.extend_from_slice(chunk);
+                    break;
+                }
+                let (entry, tail) = chunk.split_at(size);
+                self.entry(entry, &mut each, &mut rest);
+                chunk = tail;
+            } else {
+                let want = (size - self.pending.len()).min(chunk.len());
+                self.pending.extend_from_slice(&chunk[..want]);
+                chunk = &chunk[want..];
+                if self.pending.len() == size {
+                    let entry = std::mem::take(&mut self.pending);
+                    self.entry(&entry, &mut each, &mut rest);
+                }
+            }
+        }
+    }
+
+    /// Ends the file: bytes left that are no whole entry are its cut tail (handed to `rest`).
+    /// Returns where the walk stopped and why, if it did before the end.
+    pub fn end(&mut self, mut rest: impl FnMut(&[u8])) -> Option<(usize, Error)> {
+        if self.stop.is_none() && (!self.pending.is_empty() || self.pos < self.len) {
+            let n = self.pending.len();
+            let cut = entry_extent(&self.pending, self.pos, n).err();
+            let e = cut.unwrap_or_else(|| {
+                Error::at(
+                    ErrorKind::Truncated,
+                    self.pos,
+                    "length",
+                    "the file ended here, before the length it had when the scan began",
+                )
+            });
+            self.stop_at(e, &[], &mut rest);
+        }
+        self.stop.clone()
+    }
+
+    /// Bytes not consumed as whole entries, once ended: [`Batches::invalid_bytes`].
+    pub fn invalid_bytes(&self) -> usize {
+        self.after_stop + self.pending.len()
+    }
+
+    /// One whole entry of the file.
+    fn entry(
+        &mut self,
+        entry: &[u8],
+        each: &mut impl FnMut(Result<Batch<'_>>),
+        rest: &mut impl FnMut(&[u8]),
+    ) {
+        match Batch::parse(entry, self.pos, self.options) {
+            Ok(b) => {
+                self.pos += entry.len();
+                each(Ok(b));
+            }
+            Err(e) if e.kind() == ErrorKind::UnsupportedVersion => {
+                self.pos += entry.len();
+                each(Err(e));
+            }
+            Err(e) => self.stop_at(e, entry, rest),
+        }
+    }
+
+    /// The walk stops at the feed's position: `entry` (not read) and the start of an entry not
+    /// yet whole go to `rest`, as every later chunk will.
+    fn stop_at(&mut self, why: Error, entry: &[u8], rest: &mut impl FnMut(&[u8])) {
+        let pending = std::mem::take(&mut self.pending);
+        self.after_stop += entry.len() + pending.len();
+        rest(entry);
+        rest(&pending);
+        self.stop = Some((self.pos, why));
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct RecordContext {
     base_offset: i64,

@@ -46,6 +46,50 @@ pub fn check_scan_chunks(data: &[u8]) -> Result<(), String> {
     if fed.finish().summary != whole.finish().summary {
         return Err(format!("a scan fed in chunks of {chunk} sums up otherwise"));
     }
+    check_streams(data, chunk)
+}
+
+/// For any input fed in chunks of `chunk` bytes: the kafka-dump-log listing is the whole image's
+/// (`format::DumpFeed`), and the streamed compaction preview of the file read twice is the held
+/// model's (`inspect::PreviewStream` against `inspect::preview_compaction_files`).
+fn check_streams(data: &[u8], chunk: usize) -> Result<(), String> {
+    use crate::format::{DumpFeed, DumpOptions, dump_log};
+    use crate::inspect::{
+        CompactionPreview, PartitionFeed, PreviewRecord, PreviewStream, preview_compaction_files,
+        summary_compaction_config,
+    };
+    let options = DumpOptions { keys: true };
+    let mut listing = String::new();
+    let mut dump = DumpFeed::new("x.log", data.len(), options, &mut listing);
+    for c in data.chunks(chunk) {
+        dump.push(c, &mut listing);
+    }
+    dump.end(&mut listing);
+    if listing != dump_log("x.log", data, options) {
+        return Err(format!("the listing fed in chunks of {chunk} differs"));
+    }
+    let config = summary_compaction_config();
+    for at in [i64::MIN, 0, i64::MAX, 1_796_000_000_000] {
+        let mut stream = PreviewStream::new(config, at);
+        loop {
+            let mut feed = PartitionFeed::new();
+            feed.begin(data.len());
+            for c in data.chunks(chunk) {
+                feed.push(c, |r| stream.push(&PreviewRecord::of(r)));
+            }
+            feed.end();
+            if !stream.end_pass() {
+                break;
+            }
+        }
+        let held = CompactionPreview {
+            kept: Vec::new(),
+            ..preview_compaction_files(&[data], config, at)
+        };
+        if stream.finish() != held {
+            return Err(format!("the streamed preview at {at} differs"));
+        }
+    }
     Ok(())
 }
 
