@@ -42,7 +42,8 @@ export interface Columns {
 export interface Tables {
   files: string[];
   partitions: { topicId: string; topic: string; partition: number }[];
-  segmentIds: string[];
+  /** null when tables() was asked to leave them out. */
+  segmentIds: string[] | null;
   batches: {
     file: Uint32Array; position: Float64Array; baseOffset: BigInt64Array; lastOffset: BigInt64Array;
     count: Int32Array; codec: string[]; crcValid: Uint8Array; size: Uint32Array;
@@ -179,7 +180,10 @@ export interface SegmentLog {
   endReplay(): void;
   rows(): number;
   columns(from: number, to: number): Columns;
-  tables(): Tables;
+  /** segmentIds: false leaves tables().segmentIds null. */
+  tables(options?: { segmentIds?: boolean }): Tables;
+  /** Indexes into tables().segmentIds of the ids containing `needle`. */
+  segmentsContaining(needle: string): Uint32Array;
   faults(): FileFault[];
   keysContaining(needle: string): Uint32Array;
   keyTexts(rows: ArrayLike<number>): string[];

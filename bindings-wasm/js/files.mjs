@@ -74,14 +74,18 @@ export function fileApi(native, call, check) {
           partitionOf: log.partitionOf(a, b), segmentOf: log.segmentOf(a, b),
         }));
       },
-      tables: () => call(() => {
+      /** Indexes into tables().segmentIds of the ids containing `needle`. */
+      segmentsContaining: (needle) => call(() => log.segmentsContaining(check.text('needle', needle))),
+      /** segmentIds: false leaves the segment ids out (null): one string per segment is the
+       * largest table of a large file. */
+      tables: ({ segmentIds = true } = {}) => call(() => {
         const ids = log.partitionTopicIds();
         const topics = log.partitionTopics();
         const numbers = log.partitionNumbers();
         return {
           files: log.fileNames(),
           partitions: ids.map((topicId, i) => ({ topicId, topic: topics[i], partition: numbers[i] })),
-          segmentIds: split(log.segmentIds()),
+          segmentIds: segmentIds ? split(log.segmentIds()) : null,
           batches: {
             file: log.batchFiles(), position: log.batchPositions(), baseOffset: log.batchBaseOffsets(),
             lastOffset: log.batchLastOffsets(), count: log.batchCounts(), codec: log.batchCodecs(),

@@ -476,6 +476,12 @@ impl SegmentLog {
         joined(self.index.segments().iter().copied())
     }
 
+    /// Indexes into the segment-id table of the ids that contain `needle`.
+    #[wasm_bindgen(js_name = segmentsContaining)]
+    pub fn segments_containing(&self, needle: &str) -> Vec<u32> {
+        self.index.segments_containing(needle)
+    }
+
     /// The batch table: per batch its file index, byte position, base and last offsets, count,
     /// codec, CRC validity and size.
     #[wasm_bindgen(js_name = batchFiles)]

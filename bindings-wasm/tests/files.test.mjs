@@ -174,6 +174,11 @@ describe('streamed segment files', () => {
       assert.deepEqual(log.faults(), whole.faults());
       assert.deepEqual(log.counts(), whole.counts());
       assert.deepEqual(log.readinessAtLevel1(), whole.readinessAtLevel1());
+      const ids = whole.tables().segmentIds;
+      assert.equal(log.tables({ segmentIds: false }).segmentIds, null);
+      for (const part of ['A', 'x', ids[0]?.slice(2, 8) ?? 'none']) {
+        assert.deepEqual([...log.segmentsContaining(part)], ids.flatMap((id, i) => (id.includes(part) ? [i] : [])));
+      }
       // The views, from the byte ranges of the batches they need.
       const rows = Array.from({ length: n + 1 }, (_, i) => i);
       const ranges = log.rowRanges(rows, 1 << 20);

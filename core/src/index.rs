@@ -678,6 +678,15 @@ impl RecordIndex {
     pub fn segments(&self) -> &[Uuid] {
         &self.segments
     }
+    /// The entries of the segment-id table ([`RecordIndex::segments`]) whose id, as text,
+    /// contains `needle` (a viewer's segment filter, without the table crossing to it).
+    pub fn segments_containing(&self, needle: &str) -> Vec<u32> {
+        (0u32..)
+            .zip(&self.segments)
+            .filter(|(_, id)| id.to_string().contains(needle))
+            .map(|(i, _)| i)
+            .collect()
+    }
     /// Every fault found so far, in the order found.
     pub fn faults(&self) -> &[Fault] {
         &self.faults

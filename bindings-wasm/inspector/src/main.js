@@ -203,7 +203,7 @@ function showLean(bytes) {
 const NOT_COMPUTED = 'not computed for files this large (see the banner above)';
 
 function reset() {
-  Object.assign(state, { lean: false, rows: 0, cols: null, tables: null, view: new Uint32Array(0), selected: -1, lifecycles: null, summary: null, keyMatches: null, indexed: null, shown: false });
+  Object.assign(state, { lean: false, viewBuf: null, filtered: null, rows: 0, cols: null, tables: null, view: new Uint32Array(0), selected: -1, lifecycles: null, summary: null, keyMatches: null, segMatches: null, indexed: null, shown: false });
   state.keyCache.clear();
   for (const id of ['fatal', 'faults', 'level', 'large', 'checkpoints', 'segments']) $(id).hidden = true;
   $('fault-list').replaceChildren();
@@ -289,7 +289,7 @@ function addRows({ from, to, estimate, columns }) {
     document.body.dataset.firstRowsMs ??= (performance.now() - state.t0).toFixed(1);
     setupFilters();
   }
-  applyView();
+  applyView(from > 0);
   setStatus(`${to.toLocaleString('en')} records read…`);
 }
 
@@ -490,37 +490,45 @@ function titleSelected(sel) {
   sel.title = sel.selectedOptions[0]?.textContent ?? '';
 }
 
-function applyView() {
+/** Filters and sorts the rows into the view. `grow === true` (more rows came, filters as
+ * before): only the new rows are filtered, after the ones filtered last time. */
+function applyView(grow) {
   const c = state.cols;
   const n = state.rows;
   if (!c) return;
   const topic = $('f-topic').value;
   const part = $('f-partition').value === '' ? null : Number($('f-partition').value);
-  const segText = $('f-segment').value.trim();
+  const segs = state.segMatches;
   const st = $('f-state').value;
   const wantTomb = $('f-tombstones').checked;
   const wantNull = $('f-nullkeys').checked;
   const wantErr = $('f-errors').checked;
   const t = state.tables;
   const topicParts = topic && t ? new Set(t.partitions.map((p, i) => (p.topic === topic ? i : -1)).filter((i) => i >= 0)) : null;
-  const segs = segText && t ? new Set(t.segmentIds.map((s, i) => (s.includes(segText) ? i : -1)).filter((i) => i >= 0)) : null;
   const stateKinds = st === '' ? null : st[0] === 's' ? [KIND.SEGMENT, KIND.UPDATE, KIND.SNAPSHOT] : [KIND.PARTITION_DELETE];
   const stateId = st === '' ? 0 : Number(st.slice(1));
   const keys = state.keyMatches;
-  const out = new Uint32Array(n);
-  let m = 0;
-  for (let i = 0; i < n; i++) {
+  let [from, m] = grow === true && state.filtered ? state.filtered : [0, 0];
+  // One buffer for the filtered rows, reused while the rows grow (as large as the columns).
+  if (!state.viewBuf || state.viewBuf.length < n) {
+    const buf = new Uint32Array(c.offsets.length);
+    if (state.viewBuf) buf.set(state.viewBuf.subarray(0, m));
+    state.viewBuf = buf;
+  }
+  const out = state.viewBuf;
+  for (let i = from; i < n; i++) {
     const f = c.flags[i];
     if (wantTomb && !(f & FLAG.TOMBSTONE)) continue;
     if (wantNull && !(f & FLAG.NULL_KEY)) continue;
     if (wantErr && !(f & (FLAG.ERROR | FLAG.BAD_CRC | FLAG.BAD_KEY))) continue;
     if (part !== null && c.partitionOf[i] !== part) continue;
     if (topicParts && !topicParts.has(c.partitionOf[i])) continue;
-    if (segs && !segs.has(c.segmentOf[i])) continue;
+    if (segs && !(c.segmentOf[i] >= 0 && segs[c.segmentOf[i]])) continue;
     if (stateKinds && (!stateKinds.includes(c.kinds[i]) || c.states[i] !== stateId)) continue;
     if (keys && !keys.has(i)) continue;
     out[m++] = i;
   }
+  state.filtered = [n, m];
   let view = out.subarray(0, m);
   const by = $('sort').value;
   const desc = $('sort-desc').checked;
@@ -546,10 +554,24 @@ function applyView() {
 
 for (const id of ['f-topic', 'f-partition', 'f-state', 'f-tombstones', 'f-nullkeys', 'f-errors', 'sort', 'sort-desc']) $(id).addEventListener('change', applyView);
 for (const id of ['f-topic', 'f-partition']) $(id).addEventListener('change', () => titleSelected($(id)));
+// The segment ids stay in the worker: it says which contain the text (a mask by segment index).
 let segTimer;
 $('f-segment').addEventListener('input', () => {
   clearTimeout(segTimer);
-  segTimer = setTimeout(applyView, 150);
+  segTimer = setTimeout(async () => {
+    const needle = $('f-segment').value.trim();
+    if (needle === '') state.segMatches = null;
+    else {
+      $('count').dataset.pending = '1';
+      const found = await ask('segmentsContaining', { needle });
+      if ($('f-segment').value.trim() !== needle) return;
+      const mask = new Uint8Array(found.length ? found[found.length - 1] + 1 : 0);
+      for (const i of found) mask[i] = 1;
+      state.segMatches = mask;
+      delete $('count').dataset.pending;
+    }
+    applyView();
+  }, 150);
 });
 let keyTimer;
 $('f-key').addEventListener('input', () => {

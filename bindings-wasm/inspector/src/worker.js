@@ -22,8 +22,7 @@ import init from 'rlmeta-pkg/web.mjs';
 const FIRST_SLICE = 1 << 20;
 /** Bytes read from a file at a time. */
 const SLICE = 8 << 20;
-/** Rows posted at a time: at least this many, or half the rows posted so far (fewer, larger
- * posts on a large file: the page filters every row again on each). */
+/** Rows posted at a time (at least; the page filters only the new ones). */
 const CHUNK = 250000;
 /** A view reads back ranges of at most this many bytes (bytes between the batches it needs
  * included); a key search reads the files in ranges of SLICE. */
@@ -121,8 +120,8 @@ async function read(mine, files, role) {
   let read = 0;
   const post = (done) => {
     const rows = mine.rows();
-    if (rows === posted || (!done && posted > 0 && rows - posted < Math.max(CHUNK, posted / 2))) return;
-    if (posted === 0) postMessage({ type: 'tables', tables: mine.tables() });
+    if (rows === posted || (!done && posted > 0 && rows - posted < CHUNK)) return;
+    if (posted === 0) postMessage({ type: 'tables', tables: mine.tables({ segmentIds: false }) });
     const all = mine.columns(posted, rows);
     const columns = Object.fromEntries(PAGE_COLUMNS.map((k) => [k, all[k]]));
     // How many rows the files hold, by the rows per byte so far: the page sizes its columns once.
@@ -142,7 +141,7 @@ async function read(mine, files, role) {
     mine.endFile();
   }
   post(true);
-  postMessage({ type: 'indexed', rows: mine.rows(), tables: mine.tables(), faults: mine.faults(), segments: segments.length, counts: mine.counts(), readiness: mine.readinessAtLevel1() });
+  postMessage({ type: 'indexed', rows: mine.rows(), tables: mine.tables({ segmentIds: false }), faults: mine.faults(), segments: segments.length, counts: mine.counts(), readiness: mine.readinessAtLevel1() });
 }
 
 /** Calls `ask` with the byte ranges (flat [file, start, end, ...]) of the segment files handed
@@ -162,6 +161,8 @@ async function withRanges(l, ranges, ask) {
 
 const requests = {
   keys: ({ rows }, l) => withRanges(l, l.rowRanges(rows, VIEW_RANGE), () => l.keyTexts(rows)),
+  /** The segment-id table stays here (one string per segment is the largest table). */
+  segmentsContaining: ({ needle }, l) => l.segmentsContaining(needle),
   record: ({ row }, l) => withRanges(l, l.rowRanges([row], VIEW_RANGE), () => l.record(row)),
   /** A key search reads every batch, one range at a time. */
   keysContaining: async ({ needle }, l) => {

@@ -567,6 +567,21 @@ fn a_streaming_host_forgets_the_columns_and_reads_views_from_windows() {
                 assert_eq!(streamed.with_record_in(&[], row, read), None);
             }
         }
+        let id = |i: &u32| streamed.segments()[*i as usize].to_string();
+        if let Some(first) = streamed.segments().first().map(Uuid::to_string) {
+            let part = &first[3..9];
+            let found = streamed.segments_containing(part);
+            assert!(found.contains(&0) && found.iter().all(|i| id(i).contains(part)));
+            let missed = streamed.segments().len() - found.len();
+            assert_eq!(
+                missed,
+                streamed
+                    .segments()
+                    .iter()
+                    .filter(|s| !s.to_string().contains(part))
+                    .count()
+            );
+        }
         assert_eq!(
             streamed.read_batches_in(&windows).len(),
             whole.read_batches(&[file]).len()
