@@ -37,7 +37,7 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /** Segment files above this many bytes in all are replayed lean (see the top). `?fullMiB=N` sets
  * it (tests lower it). */
-const LEAN_BYTES = (Number(new URLSearchParams(location.search).get('fullMiB')) || 256) * (1 << 20);
+const LEAN_BYTES = (Number(new URLSearchParams(location.search).get('fullMiB')) || 128) * (1 << 20);
 
 // ------------------------------------------------------------------ state
 const state = {

@@ -177,10 +177,11 @@ const requests = {
     }
     return out;
   },
-  /** The cleaner's model holds every record: over files the page opened in full (not lean). */
+  /** The cleaner's model holds every record: over files the page opened in full (not lean),
+   * handed over range by range (each slice's ArrayBuffer is dropped once the module has it). */
   preview: ({ config, nowMs }, l) => {
     if (lean) throw new Error('the compaction preview is not computed for files this large');
-    return withRanges(l, l.allRanges(0xffffffff), () => l.preview(config, nowMs));
+    return withRanges(l, l.allRanges(SLICE), () => l.preview(config, nowMs));
   },
 };
 

@@ -20,9 +20,9 @@ export async function launch() {
   });
 }
 
-/** A fresh page on the built inspector, with every console error, page error and network
+/** A fresh page on the built inspector (`query`: its URL's query, e.g. `?fullMiB=32`), with every console error, page error and network
  * request (anything but file: and data: and blob:) collected in `problems`. */
-export async function openPage(browser, { width = 1500, height = 1400 } = {}) {
+export async function openPage(browser, { width = 1500, height = 1400, query = '' } = {}) {
   const context = await browser.newContext({ viewport: { width, height } });
   const page = await context.newPage();
   const problems = [];
@@ -31,7 +31,7 @@ export async function openPage(browser, { width = 1500, height = 1400 } = {}) {
   page.on('request', (r) => {
     if (!/^(file|data|blob):/.test(r.url())) problems.push(`network request: ${r.url()}`);
   });
-  await page.goto(pathToFileURL(PAGE).href);
+  await page.goto(pathToFileURL(PAGE).href + query);
   await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 20000 });
   return { page, problems, context };
 }
