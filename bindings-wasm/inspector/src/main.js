@@ -198,7 +198,7 @@ const LEAN_WHY = () => `it needs every segment's history and every record's key 
 function showLean(bytes) {
   const b = $('large');
   b.hidden = false;
-  b.textContent = `These segment files are ${mib(bytes)}: the page reads them in slices and shows every record, the counts, faults, live segments, orphans, level and migration check, but does not compute segment lifecycles, what compaction would keep (summary) or the compaction preview: ${LEAN_WHY()}. The rlmeta CLI computes them with no such limit.`;
+  b.textContent = `These segment files are ${mib(bytes)}: the page reads them in slices and shows every record, the counts, faults, live segments, orphans, level and migration check, but does not compute segment lifecycles, what compaction would keep (summary) or the compaction preview: ${LEAN_WHY()}. The rlmeta CLI (rlmeta inspect, rlmeta simulate) computes them outside the browser.`;
 }
 const NOT_COMPUTED = 'not computed for files this large (see the banner above)';
 
