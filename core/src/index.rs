@@ -23,11 +23,15 @@
 //! compaction over an index, and the inspector counts what it did not read by this rule).
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 
 use crate::batch::{
     Batch, CrcCheck, DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD, MIN_ENTRY_LENGTH, ReadOptions,
     Record as BatchRecord,
 };
+use crate::cache::hash::UuidHash;
 use crate::error::{Error, ErrorKind};
 use crate::feature::{FEATURE_NAME, NullKeyScan, Readiness, parse_level_record};
 use crate::format::{kafka_decode_error_text, to_kafka_string};
@@ -264,7 +268,9 @@ pub struct RecordIndex {
     /// Rows of `partitions` by topic id and partition number.
     partition_index: HashMap<(Uuid, i32), Vec<i32>>,
     segments: Vec<Uuid>,
-    segment_index: HashMap<Uuid, i32>,
+    /// Rows of `segments` by id: 4 bytes a segment (a map would hold each 16-byte id again; a
+    /// large file names millions of segments).
+    segment_index: HashTable<u32>,
     faults: Vec<Fault>,
     counts: Counts,
     /// Files begun so far; the last one is being fed while `walk` is set.
@@ -642,10 +648,20 @@ impl RecordIndex {
     }
 
     fn segment(&mut self, id: Uuid) -> i32 {
-        *self.segment_index.entry(id).or_insert_with(|| {
-            self.segments.push(id);
-            self.segments.len() as i32 - 1
-        })
+        let hash = |id: &Uuid| UuidHash::default().hash_one(id);
+        let segments = &self.segments;
+        if let Some(&i) = self
+            .segment_index
+            .find(hash(&id), |&i| segments.get(i as usize) == Some(&id))
+        {
+            return i as i32;
+        }
+        let i = self.segments.len() as u32;
+        self.segments.push(id);
+        let segments = &self.segments;
+        self.segment_index
+            .insert_unique(hash(&id), i, |&r| segments.get(r as usize).map_or(0, hash));
+        i as i32
     }
 
     /// Rows indexed so far.
