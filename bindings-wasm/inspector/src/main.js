@@ -38,9 +38,6 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 /** Segment files above this many bytes in all are replayed lean (see the top). `?fullMiB=N` sets
  * it (tests lower it). */
 const LEAN_BYTES = (Number(new URLSearchParams(location.search).get('fullMiB')) || 128) * (1 << 20);
-/** `?read=slices`: the workers read files as one ArrayBuffer a slice, as in browsers whose Blob
- * streams are not byte streams (tests check that path too). */
-const BYOB = new URLSearchParams(location.search).get('read') !== 'slices';
 
 // ------------------------------------------------------------------ state
 const state = {
@@ -191,8 +188,8 @@ async function openGroup(files) {
   const bytes = files.filter((f) => !f.file.name.endsWith('.checkpoint')).reduce((n, f) => n + f.file.size, 0);
   state.lean = bytes > LEAN_BYTES;
   if (state.lean) showLean(bytes);
-  worker.postMessage({ type: 'open', role: 'index', lean: state.lean, byob: BYOB, files: list });
-  replayer.postMessage({ type: 'open', role: 'replay', lean: state.lean, byob: BYOB, files: list });
+  worker.postMessage({ type: 'open', role: 'index', lean: state.lean, files: list });
+  replayer.postMessage({ type: 'open', role: 'replay', lean: state.lean, files: list });
 }
 
 const mib = (n) => `${(n / (1 << 20)).toFixed(0)} MiB`;

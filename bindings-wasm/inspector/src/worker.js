@@ -12,7 +12,7 @@
 // core's inspector at the same time (`lean`: counts, live segments and level only; no lifecycles
 // and no compaction what-if, which hold every segment's history and every record's key).
 // Protocol (page -> worker): {type:'init', module} once (a compiled WebAssembly.Module), then
-// {type:'open', role, lean, byob, files:[{name, file}]} (File objects: cloned by reference, no bytes
+// {type:'open', role, lean, files:[{name, file}]} (File objects: cloned by reference, no bytes
 // copied); requests {type, id, ...} answered with {type:'reply', id, result | error}. Worker ->
 // page: 'ready', 'checkpoint', 'tables', 'rows' (a chunk of columns), 'indexed', 'summary', 'fatal'.
 
@@ -35,9 +35,6 @@ let log;
 /** The segment files in feeding order (a fault's and a range's file number indexes it). */
 let segmentFiles = [];
 let lean = false;
-/** Whether to read through BYOB readers where the browser has them (the page's `?read=slices`
- * turns it off, to check the other path). */
-let byob = true;
 
 const transferables = (obj) => Object.values(obj).filter((v) => ArrayBuffer.isView(v)).map((v) => v.buffer);
 const faultText = (e) => (e && e.message ? e.message : String(e));
@@ -46,7 +43,6 @@ const readBytes = async (file, start, end) => new Uint8Array(await file.slice(st
 /** A reader that reads a File into buffers it is given (a byte stream's BYOB reader), or null
  * where the browser's Blob streams are not byte streams. */
 function byobReader(file) {
-  if (!byob) return null;
   try {
     return file.stream().getReader({ mode: 'byob' });
   } catch {
@@ -237,7 +233,6 @@ onmessage = ({ data }) => {
         postMessage({ type: 'ready', version: rlmeta.version() });
       } else if (data.type === 'open') {
         lean = Boolean(data.lean);
-        byob = data.byob !== false;
         await open(data.files, data.role);
       } else {
         const result = await requests[data.type](data, log);

@@ -377,9 +377,8 @@ describe('a million rows and more', () => {
 // lowered to 32 MiB (?fullMiB=32): exact counts, the views read back from the file, the banner
 // saying what is not computed, and the renderer's memory (VmHWM of its process: the workers'
 // WebAssembly memories, every thread's heap) grown by less than 3 times the file's size (about
-// 1.5 times here: 35 bytes of columns per record on the page, the batch and segment tables in the
-// worker, the slices read). Then the same file read as one ArrayBuffer a slice (`?read=slices`,
-// the path of browsers whose Blob streams are not byte streams) shows the same. A page that reads the file whole holds it at least 4 times (an
+// 1.8 times here: 35 bytes of columns per record on the page, the batch and segment tables in the
+// worker, the slices read). A page that reads the file whole holds it at least 4 times (an
 // ArrayBuffer per worker, each worker's module's copy): the page before issue 33 grew by 9 times
 // (1.2 GB) on this file.
 /** How many records of a segment file name segment `id`, by the Node build over the whole file. */
@@ -450,19 +449,6 @@ describe('a file much larger than a slice', () => {
       console.log(`${n} rows of a ${size}-byte file read in slices (lean); renderer peak ${(after.peak / 2 ** 20).toFixed(0)} MiB, grown by ${(grown / 2 ** 20).toFixed(0)} MiB from ${(baseline / 2 ** 20).toFixed(0)} MiB`);
       assert.ok(grown < 3 * size, `the renderer grew by ${grown} bytes, a ${size}-byte file`);
       assert.deepEqual(problems, []);
-      const shown = (p) => p.evaluate(() => ({
-        rows: document.body.dataset.rows,
-        summary: [...document.querySelectorAll('#summary-list dd, #migration-result dd')].map((d) => `${d.dataset.key}=${d.textContent}`),
-      }));
-      const want = await shown(page);
-      const other = await openPage(own, { width: 1500, height: 900, query: '?fullMiB=32&read=slices' });
-      await other.page.setInputFiles('#pick', file);
-      await other.page.waitForSelector('body[data-state="done"], body[data-state="error"]', { timeout: 120000 });
-      assert.deepEqual(await shown(other.page), want, 'read as one ArrayBuffer a slice');
-      await other.page.click('#rows .tr[data-row="0"]');
-      await other.page.waitForSelector('#detail[data-row="0"]');
-      assert.equal(await other.page.textContent('#detail dd[data-key="offset"]'), '0');
-      assert.deepEqual(other.problems, []);
     } finally {
       await own.close();
     }
