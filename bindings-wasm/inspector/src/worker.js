@@ -40,51 +40,13 @@ const transferables = (obj) => Object.values(obj).filter((v) => ArrayBuffer.isVi
 const faultText = (e) => (e && e.message ? e.message : String(e));
 const readBytes = async (file, start, end) => new Uint8Array(await file.slice(start, end).arrayBuffer());
 
-/** A reader that reads a File into buffers it is given (a byte stream's BYOB reader), or null
- * where the browser's Blob streams are not byte streams. */
-function byobReader(file) {
-  try {
-    return file.stream().getReader({ mode: 'byob' });
-  } catch {
-    return null;
-  }
-}
-
-/** Every slice of a file in order, the first one small when `first` (the first screens). Read
- * into one buffer, reused, where the browser allows (no garbage the size of the file); else one
- * ArrayBuffer a slice. A slice is valid until the next one is asked for. */
+/** Every slice of a file in order: the first one small when `first` (the first screens). */
 async function* slices(file, first) {
-  // The first slice at once, in one read.
-  const start = first ? Math.min(FIRST_SLICE, file.size) : 0;
-  if (start > 0) yield readBytes(file, 0, start);
-  const rest = file.slice(start);
-  const reader = byobReader(rest);
-  if (!reader) {
-    for (let pos = start; pos < file.size; pos += SLICE) yield readBytes(file, pos, Math.min(file.size, pos + SLICE));
-    return;
-  }
-  const want = SLICE;
-  let buffer = new ArrayBuffer(SLICE);
-  let done = false;
-  try {
-    while (!done) {
-      let filled = 0;
-      while (filled < want) {
-        // The buffer is handed to the stream and comes back with the bytes (a new ArrayBuffer
-        // object, the same memory).
-        const r = await reader.read(new Uint8Array(buffer, filled, want - filled));
-        if (r.value) buffer = r.value.buffer;
-        if (r.done) {
-          done = true;
-          break;
-        }
-        filled += r.value.length;
-      }
-      if (filled > 0) yield new Uint8Array(buffer, 0, filled);
-    }
-  } finally {
-    if (!done) reader.cancel().catch(() => {});
-    reader.releaseLock();
+  let pos = 0;
+  while (pos < file.size) {
+    const end = Math.min(file.size, pos + (first && pos === 0 ? FIRST_SLICE : SLICE));
+    yield readBytes(file, pos, end);
+    pos = end;
   }
 }
 
