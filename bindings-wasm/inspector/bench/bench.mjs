@@ -109,8 +109,15 @@ for (let i = 0; i < RUNS; i++) {
     const { page, problems } = await openPage(browser);
     const [renderer] = renderers();
     const wall = Date.now();
+    let crashed = false;
+    page.on('crash', () => { crashed = true; });
     await page.setInputFiles('#pick', file);
-    await page.waitForSelector('body[data-state="done"], body[data-state="error"]', { timeout: 600000 });
+    try {
+      await page.waitForSelector('body[data-state="done"], body[data-state="error"]', { timeout: 300000 });
+    } catch (e) {
+      const where = crashed ? 'the page crashed' : JSON.stringify(await page.evaluate(() => ({ ...document.body.dataset, status: document.getElementById('status').textContent })));
+      throw new Error(`run ${i + 1}: not done after 300 s: ${where}; renderers ${JSON.stringify(renderers())}`, { cause: e });
+    }
     await page.waitForSelector('#preview-result[data-ms], #preview-result[data-not-computed]', { timeout: 600000 });
     const d = await page.evaluate(() => ({ ...document.body.dataset, previewMs: document.getElementById('preview-result').dataset.ms }));
     if (d.state !== 'done' || problems.length) throw new Error(`run ${i}: ${d.state} ${problems.join('; ')}`);
