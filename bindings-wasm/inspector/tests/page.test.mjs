@@ -377,7 +377,7 @@ describe('a million rows and more', () => {
 // lowered to 32 MiB (?fullMiB=32): exact counts, the views read back from the file, the banner
 // saying what is not computed, and the renderer's memory (VmHWM of its process: the workers'
 // WebAssembly memories, every thread's heap) grown by less than 3 times the file's size (about
-// 1.8 times here: 35 bytes of columns per record on the page, the batch and segment tables in the
+// 1.4-2.2 times here: 35 bytes of columns per record on the page, the batch and segment tables in the
 // worker, the slices read). A page that reads the file whole holds it at least 4 times (an
 // ArrayBuffer per worker, each worker's module's copy): the page before issue 33 grew by 9 times
 // (1.2 GB) on this file.
