@@ -115,7 +115,8 @@ inspector-build: wasm-build $(VITE)
 
 # inspector-test: the page built from disk, in Debian's Chromium headless shell driven by
 # playwright-core (node --test): every fixture under tests/fixtures against inspect --json,
-# checkpoints against kafka-dump-log, bad files, 1.5M rows (page.test.mjs); and the page and
+# checkpoints against kafka-dump-log, bad files, 1.5M rows, a 128 MiB file read in slices with the
+# renderer's memory bounded (page.test.mjs); and the page and
 # inspect --json against Kafka 4.4.0 itself (kafka.test.mjs): every field of every batch, record,
 # table row and detail panel against Kafka's DumpLogSegments, the counts against its record
 # headers, the live segments against Kafka's own store fed by Kafka's own file reader. Those
@@ -148,8 +149,11 @@ inspector-test: inspector-build inspector-bins inspector-browser inspector-kafka
 
 BINDING_TESTS += inspector-test
 
-# bench-inspector (not a test): a generated 100 MB segment file dropped on the page in headless
-# Chromium; time to the first rows and to the complete summary, module and page sizes.
+# bench-inspector (not a test): a generated segment file of INSPECTOR_MIB MiB (default 100;
+# `make bench-inspector INSPECTOR_MIB=1024` for Kafka's default segment size) dropped on the page in
+# headless Chromium; time to the first rows, every row and the complete summary, the renderer's
+# peak memory (VmHWM), module and page sizes.
+INSPECTOR_MIB ?= 100
 bench-inspector: inspector-build inspector-bins inspector-browser
-	RLMETA_GEN_SEGMENT="$(abspath $(WASM_GEN))" RLMETA_CHROMIUM=$(CHROMIUM_SHELL) \
+	INSPECTOR_MIB=$(INSPECTOR_MIB) RLMETA_GEN_SEGMENT="$(abspath $(WASM_GEN))" RLMETA_CHROMIUM=$(CHROMIUM_SHELL) \
 	  node $(WASM_DIR)/inspector/bench/bench.mjs

@@ -42,7 +42,8 @@ export interface Columns {
 export interface Tables {
   files: string[];
   partitions: { topicId: string; topic: string; partition: number }[];
-  segmentIds: string[];
+  /** null when tables() was asked to leave them out. */
+  segmentIds: string[] | null;
   batches: {
     file: Uint32Array; position: Float64Array; baseOffset: BigInt64Array; lastOffset: BigInt64Array;
     count: Int32Array; codec: string[]; crcValid: Uint8Array; size: Uint32Array;
@@ -160,9 +161,29 @@ export interface MigrationReadiness {
 export interface SegmentLog {
   addFile(name: string, bytes: Uint8Array): void;
   index(budget?: number): boolean;
+  /** A streamed file (not with addFile/index on the same log): its bytes come with push(). */
+  beginFile(name: string): void;
+  push(chunk: Uint8Array): void;
+  endFile(): void;
+  /** Forgets the columns of the rows so far: columns() then answers for later rows only. */
+  forgetColumns(): void;
+  /** Byte ranges, flat [file, start, end, ...], holding these rows' batches. */
+  rowRanges(rows: ArrayLike<number>, maxBytes: number): Float64Array;
+  allRanges(maxBytes: number): Float64Array;
+  /** Bytes of a streamed file from byte `start`, for record/keyTexts/keysContaining/preview. */
+  addWindow(file: number, start: number, bytes: Uint8Array): void;
+  clearWindows(): void;
+  /** A replay fed in chunks; lean: counts, live segments and level only. */
+  beginReplay(lean: boolean, totalBytes: number): void;
+  replayFile(len: number): void;
+  replayPush(chunk: Uint8Array): void;
+  endReplay(): void;
   rows(): number;
   columns(from: number, to: number): Columns;
-  tables(): Tables;
+  /** segmentIds: false leaves tables().segmentIds null. */
+  tables(options?: { segmentIds?: boolean }): Tables;
+  /** Indexes into tables().segmentIds of the ids containing `needle`. */
+  segmentsContaining(needle: string): Uint32Array;
   faults(): FileFault[];
   keysContaining(needle: string): Uint32Array;
   keyTexts(rows: ArrayLike<number>): string[];

@@ -39,6 +39,29 @@ export function fileApi(native, call, check) {
         check.bytes('bytes', bytes);
         call(() => log.addFile(name, bytes));
       },
+      /** Begins a streamed segment file (in offset order): its bytes come with push(), none is kept. */
+      beginFile: (name) => call(() => log.beginFile(check.text('name', name))),
+      /** The next bytes of the streamed file. */
+      push: (chunk) => call(() => log.push(check.bytes('chunk', chunk))),
+      endFile: () => call(() => log.endFile()),
+      /** Forgets the columns of the rows so far (columns() then answers for later rows only). */
+      forgetColumns: () => call(() => log.forgetColumns()),
+      /** Byte ranges [file, start, end, ...] holding these rows' batches (runs up to maxBytes merged). */
+      rowRanges: (rows, maxBytes) => call(() => log.rowRanges(Uint32Array.from(rows), check.uint32('maxBytes', maxBytes))),
+      /** Byte ranges holding every batch, as rowRanges. */
+      allRanges: (maxBytes) => call(() => log.allRanges(check.uint32('maxBytes', maxBytes))),
+      /** Bytes of a streamed file from byte `start`, read by the views until clearWindows(). */
+      addWindow(file, start, bytes) {
+        const [f, s] = [check.uint32('file', file), check.uint32('start', start)];
+        call(() => log.addWindow(f, s, check.bytes('bytes', bytes)));
+      },
+      clearWindows: () => call(() => log.clearWindows()),
+      /** A replay fed in chunks: lean keeps counts, live segments and level only (no lifecycles,
+       * no compaction what-if). Then replayFile(len), replayPush(chunk)... per file, endReplay(). */
+      beginReplay: (lean, totalBytes) => call(() => log.beginReplay(Boolean(lean), Number(totalBytes))),
+      replayFile: (len) => call(() => log.replayFile(check.uint32('len', len))),
+      replayPush: (chunk) => call(() => log.replayPush(check.bytes('chunk', chunk))),
+      endReplay: () => call(() => log.endReplay()),
       /** Indexes at least `budget` more records (or all); true once every file is read. */
       index: (budget = 0xffffffff) => call(() => log.index(check.uint32('budget', budget))),
       rows: () => call(() => log.rows),
@@ -51,14 +74,18 @@ export function fileApi(native, call, check) {
           partitionOf: log.partitionOf(a, b), segmentOf: log.segmentOf(a, b),
         }));
       },
-      tables: () => call(() => {
+      /** Indexes into tables().segmentIds of the ids containing `needle`. */
+      segmentsContaining: (needle) => call(() => log.segmentsContaining(check.text('needle', needle))),
+      /** segmentIds: false leaves the segment ids out (null): one string per segment is the
+       * largest table of a large file. */
+      tables: ({ segmentIds = true } = {}) => call(() => {
         const ids = log.partitionTopicIds();
         const topics = log.partitionTopics();
         const numbers = log.partitionNumbers();
         return {
           files: log.fileNames(),
           partitions: ids.map((topicId, i) => ({ topicId, topic: topics[i], partition: numbers[i] })),
-          segmentIds: split(log.segmentIds()),
+          segmentIds: segmentIds ? split(log.segmentIds()) : null,
           batches: {
             file: log.batchFiles(), position: log.batchPositions(), baseOffset: log.batchBaseOffsets(),
             lastOffset: log.batchLastOffsets(), count: log.batchCounts(), codec: log.batchCodecs(),

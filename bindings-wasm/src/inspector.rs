@@ -1,8 +1,10 @@
-//! Whole files for the browser inspector: one metadata partition's segment files, or a KRaft
+//! Files for the browser inspector: one metadata partition's segment files, or a KRaft
 //! checkpoint, opened from bytes.
 //!
-//! Owns: holding the files' bytes, feeding them in chunks to the core's record index
-//! ([`rlmeta::index`]), and handing the core's answers to JS as plain values and typed arrays
+//! Owns: holding the files' bytes (whole files added with `addFile`), or, for a host that streams
+//! its files (`beginFile`/`push`/`endFile`, `beginReplay`/`replayFile`/`replayPush`/`endReplay`),
+//! only the byte ranges it read back for a view (`addWindow`, ranges from `rowRanges`/`allRanges`);
+//! feeding them in chunks to the core's record index ([`rlmeta::index`]) and inspector, and handing the core's answers to JS as plain values and typed arrays
 //! (the index's columns, batch table, faults and counts; lifecycles and their marks, the summary,
 //! a compaction preview at any time, migration readiness, checkpoint feature levels; offsets and
 //! timestamps as exact 64-bit `BigInt64Array`s). One record's details (key fields, headers,
@@ -17,8 +19,8 @@ use rlmeta::checkpoint::Checkpoint;
 use rlmeta::compaction::{CleanupPolicy, TopicConfig};
 use rlmeta::error::ErrorKind;
 use rlmeta::feature::{DEFAULT_V1_RETENTION_MS, DEFAULT_V1_SEGMENT_MS, Readiness};
-use rlmeta::index::{BatchInfo, RecordIndex, value_view};
-use rlmeta::inspect::{Inspection, inspect, segment_marks};
+use rlmeta::index::{BatchInfo, FileWindow, RecordIndex, value_view};
+use rlmeta::inspect::{Inspection, Inspector, ScanOptions, inspect, segment_marks};
 use rlmeta::json::{Int64Style, to_hex};
 use rlmeta::{Error, RecordKey, TopicIdPartition, Uuid};
 use wasm_bindgen::prelude::*;
@@ -235,6 +237,7 @@ pub struct ReadinessView {
 
 struct SegFile {
     name: String,
+    /// The whole file (`addFile`), or nothing (a streamed file: `beginFile`).
     bytes: Vec<u8>,
 }
 
@@ -243,6 +246,10 @@ struct SegFile {
 #[derive(Default)]
 pub struct SegmentLog {
     files: Vec<SegFile>,
+    /// Byte ranges of streamed files a host read back for a view: file, start, bytes.
+    windows: Vec<(u32, usize, Vec<u8>)>,
+    /// A replay fed in chunks ([`SegmentLog::begin_replay`]).
+    replay: Option<Inspector>,
     /// The file being fed to the index, and how many of its bytes it has.
     feeding: usize,
     fed: usize,
@@ -297,51 +304,147 @@ impl SegmentLog {
         self.index.rows() as u32
     }
 
+    /// Begins a streamed segment file (files go in offset order): its bytes come with `push`,
+    /// and none is kept. Not with `addFile`/`index` on the same log.
+    #[wasm_bindgen(js_name = beginFile)]
+    pub fn begin_file(&mut self, name: &str) {
+        self.inspection = None;
+        self.files.push(SegFile {
+            name: name.to_owned(),
+            bytes: Vec::new(),
+        });
+        self.feeding = self.files.len();
+        self.index.begin_file();
+    }
+    /// The next bytes of the streamed file; whole entries are indexed now.
+    pub fn push(&mut self, chunk: &[u8]) {
+        self.index.push(chunk);
+    }
+    /// Ends the streamed file (a cut tail is its fault).
+    #[wasm_bindgen(js_name = endFile)]
+    pub fn end_file(&mut self) {
+        self.index.end_file();
+    }
+    /// Forgets the columns of the rows indexed so far (the host took them): the column getters
+    /// then answer for later rows only; every view still finds every row.
+    #[wasm_bindgen(js_name = forgetColumns)]
+    pub fn forget_columns(&mut self) {
+        self.index.forget_columns();
+    }
+
+    /// The byte ranges of the streamed files that hold these rows' batches, flat
+    /// `[file, start, end, ...]`, runs of at most `max_bytes` merged.
+    #[wasm_bindgen(js_name = rowRanges)]
+    pub fn row_ranges(&self, rows: Vec<u32>, max_bytes: u32) -> Vec<f64> {
+        flat(
+            self.index
+                .byte_ranges(self.index.batches_of(&rows), max_bytes as usize),
+        )
+    }
+    /// The byte ranges that hold every batch, as `rowRanges`.
+    #[wasm_bindgen(js_name = allRanges)]
+    pub fn all_ranges(&self, max_bytes: u32) -> Vec<f64> {
+        let all = 0..self.index.batches().len() as u32;
+        flat(self.index.byte_ranges(all, max_bytes as usize))
+    }
+    /// Hands over bytes of a streamed file, from byte `start`, for the views (`record`,
+    /// `keyTexts`, `keysContaining`, `preview`) until `clearWindows`.
+    #[wasm_bindgen(js_name = addWindow)]
+    pub fn add_window(&mut self, file: u32, start: u32, bytes: Vec<u8>) {
+        self.windows.push((file, start as usize, bytes));
+    }
+    #[wasm_bindgen(js_name = clearWindows)]
+    pub fn clear_windows(&mut self) {
+        self.windows = Vec::new();
+    }
+
+    /// Begins a replay by the core's inspector fed in chunks (`replayFile`, `replayPush` of each
+    /// file in offset order, then `endReplay`); `lean`: counts, live segments and level only
+    /// ([`Inspector::for_scan`]: no lifecycles and no compaction what-if, which hold every
+    /// segment's history and every record's key), in memory that does not grow with the files.
+    #[wasm_bindgen(js_name = beginReplay)]
+    pub fn begin_replay(&mut self, lean: bool, total_bytes: f64) {
+        if !lean {
+            // The replay copies every value: grow the heap once, up front (see summarize).
+            drop(Vec::<u8>::with_capacity(
+                (total_bytes as usize).saturating_mul(2),
+            ));
+        }
+        self.inspection = None;
+        self.replay = Some(if lean {
+            Inspector::for_scan()
+        } else {
+            Inspector::new()
+        });
+    }
+    /// Begins the replay's next file, `len` bytes long.
+    #[wasm_bindgen(js_name = replayFile)]
+    pub fn replay_file(&mut self, len: u32) {
+        let options = ScanOptions {
+            each_null_key: false,
+            list_limit: 0,
+        };
+        if let Some(r) = &mut self.replay {
+            r.scan_begin(len as usize, options);
+        }
+    }
+    #[wasm_bindgen(js_name = replayPush)]
+    pub fn replay_push(&mut self, chunk: &[u8]) {
+        if let Some(r) = &mut self.replay {
+            r.scan_push(chunk);
+        }
+    }
+    /// Ends the replay: `summary` and `lifecycles` answer from it.
+    #[wasm_bindgen(js_name = endReplay)]
+    pub fn end_replay(&mut self) {
+        self.inspection = self.replay.take().map(Inspector::finish);
+    }
+
     pub fn offsets(&self, from: u32, to: u32) -> Vec<i64> {
-        slice(&self.index.columns().offsets, from, to)
+        self.column(|c| &c.offsets, from, to)
     }
     pub fn timestamps(&self, from: u32, to: u32) -> Vec<i64> {
-        slice(&self.index.columns().timestamps, from, to)
+        self.column(|c| &c.timestamps, from, to)
     }
     /// See [`rlmeta::inspect::kind`].
     pub fn kinds(&self, from: u32, to: u32) -> Vec<u8> {
-        slice(&self.index.columns().kinds, from, to)
+        self.column(|c| &c.kinds, from, to)
     }
     /// The segment (or partition-delete) state id a record sets, -1 for none.
     pub fn states(&self, from: u32, to: u32) -> Vec<i8> {
-        slice(&self.index.columns().states, from, to)
+        self.column(|c| &c.states, from, to)
     }
     /// See [`rlmeta::inspect::flag`].
     pub fn flags(&self, from: u32, to: u32) -> Vec<u8> {
-        slice(&self.index.columns().flags, from, to)
+        self.column(|c| &c.flags, from, to)
     }
     /// -1 for a null key (value).
     #[wasm_bindgen(js_name = keySizes)]
     pub fn key_sizes(&self, from: u32, to: u32) -> Vec<i32> {
-        slice(&self.index.columns().key_sizes, from, to)
+        self.column(|c| &c.key_sizes, from, to)
     }
     #[wasm_bindgen(js_name = valueSizes)]
     pub fn value_sizes(&self, from: u32, to: u32) -> Vec<i32> {
-        slice(&self.index.columns().value_sizes, from, to)
+        self.column(|c| &c.value_sizes, from, to)
     }
     /// The record's size in its batch.
     pub fn sizes(&self, from: u32, to: u32) -> Vec<u32> {
-        slice(&self.index.columns().sizes, from, to)
+        self.column(|c| &c.sizes, from, to)
     }
     /// Index into the batch table.
     #[wasm_bindgen(js_name = batchOf)]
     pub fn batch_of(&self, from: u32, to: u32) -> Vec<u32> {
-        slice(&self.index.columns().batch_of, from, to)
+        self.column(|c| &c.batch_of, from, to)
     }
     /// Index into the user-partition table, -1 for none.
     #[wasm_bindgen(js_name = partitionOf)]
     pub fn partition_of(&self, from: u32, to: u32) -> Vec<i32> {
-        slice(&self.index.columns().partition_of, from, to)
+        self.column(|c| &c.partition_of, from, to)
     }
     /// Index into the segment-id table, -1 for none.
     #[wasm_bindgen(js_name = segmentOf)]
     pub fn segment_of(&self, from: u32, to: u32) -> Vec<i32> {
-        slice(&self.index.columns().segment_of, from, to)
+        self.column(|c| &c.segment_of, from, to)
     }
 
     /// The user partitions records name: topic ids, names and partition numbers.
@@ -371,6 +474,12 @@ impl SegmentLog {
     #[wasm_bindgen(js_name = segmentIds)]
     pub fn segment_ids(&self) -> String {
         joined(self.index.segments().iter().copied())
+    }
+
+    /// Indexes into the segment-id table of the ids that contain `needle`.
+    #[wasm_bindgen(js_name = segmentsContaining)]
+    pub fn segments_containing(&self, needle: &str) -> Vec<u32> {
+        self.index.segments_containing(needle)
     }
 
     /// The batch table: per batch its file index, byte position, base and last offsets, count,
@@ -455,20 +564,20 @@ impl SegmentLog {
     /// Indexes of the records whose key contains `needle` (as lossy UTF-8 text).
     #[wasm_bindgen(js_name = keysContaining)]
     pub fn keys_containing(&self, needle: &str) -> Vec<u32> {
-        self.index.keys_containing(&self.bytes(), needle)
+        self.index.keys_containing_in(&self.bytes(), needle)
     }
 
     /// The key texts of the given records (`""` for a null key: tell by `keySizes`).
     #[wasm_bindgen(js_name = keyTexts)]
     pub fn key_texts(&self, rows: Vec<u32>) -> Vec<String> {
-        self.index.key_texts(&self.bytes(), &rows)
+        self.index.key_texts_in(&self.bytes(), &rows)
     }
 
     /// One record's details.
     pub fn record(&self, row: u32) -> JsResult<RecordDetail> {
         let name = |b: &BatchInfo| self.files.get(b.file as usize).map(|f| f.name.clone());
         self.index
-            .with_record(&self.bytes(), row, |b, r| {
+            .with_record_in(&self.bytes(), row, |b, r| {
                 detail(name(b).unwrap_or_default(), b, r)
             })
             .ok_or_else(|| no_row(row))
@@ -613,7 +722,7 @@ impl SegmentLog {
             segment_records,
         )?;
         // The cleaner's log copies every key and value (see summarize).
-        let bytes: usize = self.files.iter().map(|f| f.bytes.len()).sum();
+        let bytes: usize = self.bytes().iter().map(|w| w.bytes.len()).sum();
         drop(Vec::<u8>::with_capacity(bytes.saturating_mul(2)));
         let (p, kept) = rlmeta::inspect::preview_index(&self.index, &self.bytes(), config, now_ms);
         Ok(PreviewView {
@@ -658,10 +767,46 @@ impl SegmentLog {
 }
 
 impl SegmentLog {
-    /// Every file's bytes, in feeding order (the index reads records from them on demand).
-    fn bytes(&self) -> Vec<&[u8]> {
-        self.files.iter().map(|f| f.bytes.as_slice()).collect()
+    /// The bytes the views read records from: each whole file, then the windows of streamed
+    /// files.
+    fn bytes(&self) -> Vec<FileWindow<'_>> {
+        let whole = (0u32..)
+            .zip(&self.files)
+            .filter(|(_, f)| !f.bytes.is_empty());
+        let whole = whole.map(|(file, f)| FileWindow {
+            file,
+            start: 0,
+            bytes: &f.bytes,
+        });
+        let windows = self.windows.iter().map(|(file, start, bytes)| FileWindow {
+            file: *file,
+            start: *start,
+            bytes,
+        });
+        whole.chain(windows).collect()
     }
+
+    /// Rows `from..to` of a column (of the rows the index still holds columns of).
+    fn column<T: Copy>(
+        &self,
+        col: impl Fn(&rlmeta::index::Columns) -> &Vec<T>,
+        from: u32,
+        to: u32,
+    ) -> Vec<T> {
+        let start = self.index.columns_start() as u32;
+        slice(
+            col(self.index.columns()),
+            from.saturating_sub(start),
+            to.saturating_sub(start),
+        )
+    }
+}
+
+fn flat(ranges: Vec<(u32, usize, usize)>) -> Vec<f64> {
+    ranges
+        .into_iter()
+        .flat_map(|(f, a, b)| [f64::from(f), a as f64, b as f64])
+        .collect()
 }
 
 /// A topic configuration from the page's fields (`policy`: 0 delete, 1 compact, 2

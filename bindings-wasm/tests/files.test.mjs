@@ -132,6 +132,96 @@ describe('segment files', () => {
   });
 });
 
+// A host that streams a file (the inspector page): bytes pushed in small chunks, none kept, the
+// columns taken and forgotten, the views read from byte ranges handed back; the replay fed in
+// chunks. Everything as from the whole file.
+describe('streamed segment files', () => {
+  const chunks = (bytes, size) => Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+  const concat = (parts) => {
+    const out = {};
+    for (const k of Object.keys(parts[0])) {
+      const len = parts.reduce((n, p) => n + p[k].length, 0);
+      out[k] = new parts[0][k].constructor(len);
+      let at = 0;
+      for (const p of parts) {
+        out[k].set(p[k], at);
+        at += p[k].length;
+      }
+    }
+    return out;
+  };
+  for (const path of SEGMENT_FIXTURES) {
+    test(path, () => {
+      const bytes = readFixture(path);
+      const whole = open(path);
+      const n = whole.rows();
+      const log = rlmeta.openSegmentLog();
+      log.beginFile(path);
+      const parts = [];
+      let from = 0;
+      for (const c of chunks(bytes, 61)) {
+        log.push(c);
+        parts.push(log.columns(from, log.rows()));
+        from = log.rows();
+        log.forgetColumns();
+      }
+      log.endFile();
+      parts.push(log.columns(from, log.rows()));
+      log.forgetColumns();
+      assert.equal(log.rows(), n);
+      assert.deepEqual(concat(parts), whole.columns(0, n));
+      assert.deepEqual(log.tables(), whole.tables());
+      assert.deepEqual(log.faults(), whole.faults());
+      assert.deepEqual(log.counts(), whole.counts());
+      assert.deepEqual(log.readinessAtLevel1(), whole.readinessAtLevel1());
+      const ids = whole.tables().segmentIds;
+      assert.equal(log.tables({ segmentIds: false }).segmentIds, null);
+      for (const part of ['A', 'x', ids[0]?.slice(2, 8) ?? 'none']) {
+        assert.deepEqual([...log.segmentsContaining(part)], ids.flatMap((id, i) => (id.includes(part) ? [i] : [])));
+      }
+      // The views, from the byte ranges of the batches they need.
+      const rows = Array.from({ length: n + 1 }, (_, i) => i);
+      const ranges = log.rowRanges(rows, 1 << 20);
+      for (let i = 0; i < ranges.length; i += 3) log.addWindow(ranges[i], ranges[i + 1], bytes.subarray(ranges[i + 1], ranges[i + 2]));
+      assert.deepEqual(log.keyTexts(rows), whole.keyTexts(rows));
+      for (let row = 0; row < n; row++) assert.deepEqual(log.record(row), whole.record(row));
+      assert.deepEqual(log.keysContaining('-'), whole.keysContaining('-'));
+      const config = { cleanupPolicy: 'compact', segmentRecords: 3 };
+      assert.deepEqual(log.preview(config, 1n << 42n), whole.preview(config, 1n << 42n));
+      log.clearWindows();
+      if (n > 0) assert.throws(() => log.record(0), /no record at row 0/);
+      // One small window at a time: a key search over the whole file, range by range.
+      const all = log.allRanges(64);
+      const found = [];
+      for (let i = 0; i < all.length; i += 3) {
+        log.addWindow(all[i], all[i + 1], bytes.subarray(all[i + 1], all[i + 2]));
+        found.push(...log.keysContaining('-'));
+        log.clearWindows();
+      }
+      assert.deepEqual(found, [...whole.keysContaining('-')]);
+      // The replay fed in chunks: full, as summarize(); lean, the counts without the
+      // compaction what-if and the lifecycles.
+      for (const lean of [false, true]) {
+        log.beginReplay(lean, bytes.length);
+        log.replayFile(bytes.length);
+        for (const c of chunks(bytes, 53)) log.replayPush(c);
+        log.endReplay();
+        const s = log.summary();
+        const want = whole.summary();
+        if (lean) {
+          assert.deepEqual({ ...s, keptByCompaction: 0, lostByCompaction: 0 }, { ...want, keptByCompaction: 0, lostByCompaction: 0 });
+          assert.equal(log.lifecycles().ids.length, 0);
+        } else {
+          assert.deepEqual(s, want);
+          assert.deepEqual(log.lifecycles(), whole.lifecycles());
+        }
+      }
+      log.free();
+      whole.free();
+    });
+  }
+});
+
 describe('checkpoints', () => {
   for (const path of CHECKPOINT_FIXTURES) {
     test(path, () => {

@@ -11,17 +11,27 @@
 //! value texts on demand are views of this index; the record kinds and flags ([`kind`], [`flag`])
 //! are its tables.
 //!
-//! Never: I/O, keeping a file's bytes (hosts keep them and hand them back for the views that
-//! read records), replaying the records into a store or modelling compaction (that is
+//! A host that streams its files keeps none of their bytes: it hands the index each file in
+//! chunks, takes the columns as they grow and lets the index forget them
+//! ([`RecordIndex::forget_columns`]: the batch table alone places every row), and for a view reads
+//! back only the byte ranges of the batches the view needs ([`RecordIndex::byte_ranges`], handed
+//! over as [`FileWindow`]s).
+//!
+//! Never: I/O, keeping a file's bytes (hosts keep them, or the ranges a view needs, and hand them
+//! back for the views that read records), replaying the records into a store or modelling compaction (that is
 //! [`crate::inspect`], which sits above this module: `inspect::preview_index` previews
 //! compaction over an index, and the inspector counts what it did not read by this rule).
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
 
 use crate::batch::{
     Batch, CrcCheck, DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD, MIN_ENTRY_LENGTH, ReadOptions,
     Record as BatchRecord,
 };
+use crate::cache::hash::UuidHash;
 use crate::error::{Error, ErrorKind};
 use crate::feature::{FEATURE_NAME, NullKeyScan, Readiness, parse_level_record};
 use crate::format::{kafka_decode_error_text, to_kafka_string};
@@ -201,6 +211,40 @@ impl Counts {
     }
 }
 
+/// Bytes of one file that a view reads records from: the file's bytes from byte `start` on. A
+/// whole image is the window at 0; a host that streams its files hands over the ranges it read
+/// back ([`RecordIndex::byte_ranges`]). A view reads the batches that lie whole in a window and
+/// skips the others.
+#[derive(Clone, Copy, Debug)]
+pub struct FileWindow<'a> {
+    /// The file's number in feeding order.
+    pub file: u32,
+    /// The byte of the file `bytes` starts at.
+    pub start: usize,
+    pub bytes: &'a [u8],
+}
+
+impl<'a> FileWindow<'a> {
+    /// Every file's whole image (`files`, in feeding order).
+    pub fn whole(files: &[&'a [u8]]) -> Vec<FileWindow<'a>> {
+        (0u32..)
+            .zip(files)
+            .map(|(file, bytes)| FileWindow {
+                file,
+                start: 0,
+                bytes,
+            })
+            .collect()
+    }
+
+    /// The bytes of batch `b`, from its first byte on, if the window holds it whole.
+    fn batch(&self, b: &BatchInfo) -> Option<&'a [u8]> {
+        let from = b.position.checked_sub(self.start)?;
+        let end = from.checked_add(b.size)?;
+        (self.file == b.file && end <= self.bytes.len()).then(|| self.bytes.get(from..))?
+    }
+}
+
 /// The walk of the file being fed.
 #[derive(Clone, Debug, Default)]
 struct Walk {
@@ -216,13 +260,17 @@ struct Walk {
 /// of times, [`RecordIndex::end_file`]); files go in offset order.
 #[derive(Clone, Debug, Default)]
 pub struct RecordIndex {
+    /// The columns of the rows from `columns_start` on (the earlier ones were forgotten).
     columns: Columns,
+    columns_start: usize,
     batches: Vec<BatchInfo>,
     partitions: Vec<TopicIdPartition>,
     /// Rows of `partitions` by topic id and partition number.
     partition_index: HashMap<(Uuid, i32), Vec<i32>>,
     segments: Vec<Uuid>,
-    segment_index: HashMap<Uuid, i32>,
+    /// Rows of `segments` by id: 4 bytes a segment (a map would hold each 16-byte id again; a
+    /// large file names millions of segments).
+    segment_index: HashTable<u32>,
     faults: Vec<Fault>,
     counts: Counts,
     /// Files begun so far; the last one is being fed while `walk` is set.
@@ -600,18 +648,40 @@ impl RecordIndex {
     }
 
     fn segment(&mut self, id: Uuid) -> i32 {
-        *self.segment_index.entry(id).or_insert_with(|| {
-            self.segments.push(id);
-            self.segments.len() as i32 - 1
-        })
+        let hash = |id: &Uuid| UuidHash::default().hash_one(id);
+        let segments = &self.segments;
+        if let Some(&i) = self
+            .segment_index
+            .find(hash(&id), |&i| segments.get(i as usize) == Some(&id))
+        {
+            return i as i32;
+        }
+        let i = self.segments.len() as u32;
+        self.segments.push(id);
+        let segments = &self.segments;
+        self.segment_index
+            .insert_unique(hash(&id), i, |&r| segments.get(r as usize).map_or(0, hash));
+        i as i32
     }
 
     /// Rows indexed so far.
     pub fn rows(&self) -> usize {
-        self.columns.offsets.len()
+        self.columns_start + self.columns.offsets.len()
     }
+    /// The columns of the rows from [`RecordIndex::columns_start`] on.
     pub fn columns(&self) -> &Columns {
         &self.columns
+    }
+    /// The first row [`RecordIndex::columns`] holds (0 until columns are forgotten).
+    pub fn columns_start(&self) -> usize {
+        self.columns_start
+    }
+    /// Forgets the columns of the rows indexed so far (a host that took them keeps them): the
+    /// index then holds its batch table, tables, faults and counts, whatever the files' size.
+    /// Every view still places every row, by the batch table.
+    pub fn forget_columns(&mut self) {
+        self.columns_start = self.rows();
+        self.columns = Columns::default();
     }
     pub fn batches(&self) -> &[BatchInfo] {
         &self.batches
@@ -624,6 +694,15 @@ impl RecordIndex {
     pub fn segments(&self) -> &[Uuid] {
         &self.segments
     }
+    /// The entries of the segment-id table ([`RecordIndex::segments`]) whose id, as text,
+    /// contains `needle` (a viewer's segment filter, without the table crossing to it).
+    pub fn segments_containing(&self, needle: &str) -> Vec<u32> {
+        (0u32..)
+            .zip(&self.segments)
+            .filter(|(_, id)| id.to_string().contains(needle))
+            .map(|(i, _)| i)
+            .collect()
+    }
     /// Every fault found so far, in the order found.
     pub fn faults(&self) -> &[Fault] {
         &self.faults
@@ -635,10 +714,59 @@ impl RecordIndex {
 
     /// Whether row `row` was read (lies before the first corrupt batch).
     pub fn is_read(&self, row: u32) -> bool {
-        self.columns
-            .flags
-            .get(row as usize)
-            .is_some_and(|f| f & flag::UNREAD == 0)
+        // The rows from the first corrupt batch's first on are the ones flagged UNREAD.
+        (row as usize) < self.rows() && self.counts.corrupt.first().is_none_or(|c| row < c.row)
+    }
+
+    /// The batch that holds row `row` (its index and info) and the row's place in it: the last
+    /// batch whose first row is at or before it (a batch none of whose records decode has no
+    /// row, and the next batch starts at the same row).
+    fn locate(&self, row: u32) -> Option<(u32, &BatchInfo, usize)> {
+        if row as usize >= self.rows() {
+            return None;
+        }
+        let i = self
+            .batches
+            .partition_point(|b| b.first_row <= row)
+            .checked_sub(1)?;
+        let b = self.batches.get(i)?;
+        Some((i as u32, b, (row - b.first_row) as usize))
+    }
+
+    /// The byte ranges `(file, start, end)` that hold the given batches (indexes into the batch
+    /// table), in file and position order: a run of batches of one file is one range while it
+    /// spans at most `max_bytes` (bytes between them included; a larger batch is a range of its
+    /// own). What a host that streams its files reads back for a view, as [`FileWindow`]s.
+    pub fn byte_ranges(
+        &self,
+        batches: impl IntoIterator<Item = u32>,
+        max_bytes: usize,
+    ) -> Vec<(u32, usize, usize)> {
+        let mut want: Vec<&BatchInfo> = batches
+            .into_iter()
+            .filter_map(|i| self.batches.get(i as usize))
+            .collect();
+        want.sort_by_key(|b| (b.file, b.position));
+        want.dedup_by_key(|b| (b.file, b.position));
+        let mut out: Vec<(u32, usize, usize)> = Vec::new();
+        for b in want {
+            let end = b.position.saturating_add(b.size);
+            match out.last_mut() {
+                Some((file, start, last)) if *file == b.file && end - *start <= max_bytes => {
+                    *last = (*last).max(end);
+                }
+                _ => out.push((b.file, b.position, end)),
+            }
+        }
+        out
+    }
+
+    /// The batches (indexes into the batch table) that hold the given rows; rows that do not
+    /// exist are left out.
+    pub fn batches_of(&self, rows: &[u32]) -> Vec<u32> {
+        rows.iter()
+            .filter_map(|&r| self.locate(r).map(|(i, _, _)| i))
+            .collect()
     }
 
     /// Whether batch `batch` was read (lies before the first corrupt batch).
@@ -647,16 +775,17 @@ impl RecordIndex {
             && !self.counts.corrupt.iter().any(|c| c.batch <= batch)
     }
 
-    /// Parses batch `b` again from its file's bytes (`files`, in feeding order).
-    fn parse<'a>(&self, files: &[&'a [u8]], b: &BatchInfo) -> Option<Batch<'a>> {
-        let bytes = files.get(b.file as usize)?.get(b.position..)?;
+    /// Parses batch `b` again from the first window that holds it whole.
+    fn parse<'a>(&self, files: &[FileWindow<'a>], b: &BatchInfo) -> Option<Batch<'a>> {
+        let bytes = files.iter().find_map(|w| w.batch(b))?;
         Batch::parse(bytes, b.position, READ).ok()
     }
 
-    /// Calls `f` with each record of the batches `want` picks (and its row), in row order.
+    /// Calls `f` with each record of the batches `want` picks (and its row), in row order;
+    /// batches no window holds are skipped.
     fn each(
         &self,
-        files: &[&[u8]],
+        files: &[FileWindow<'_>],
         want: impl Fn(u32, &BatchInfo) -> bool,
         mut f: impl FnMut(u32, &BatchRecord<'_>),
     ) {
@@ -677,17 +806,26 @@ impl RecordIndex {
         }
     }
 
-    /// One record, read again from `files`, handed to `f` with its batch.
+    /// One record, read again from `files` (whole images, in feeding order), handed to `f` with
+    /// its batch.
     pub fn with_record<T>(
         &self,
         files: &[&[u8]],
         row: u32,
         f: impl FnOnce(&BatchInfo, &BatchRecord<'_>) -> T,
     ) -> Option<T> {
-        let b = self
-            .batches
-            .get(*self.columns.batch_of.get(row as usize)? as usize)?;
-        let nth = *self.columns.index_in_batch.get(row as usize)? as usize;
+        self.with_record_in(&FileWindow::whole(files), row, f)
+    }
+
+    /// [`RecordIndex::with_record`] from windows of the files (`None` also when none holds the
+    /// record's batch).
+    pub fn with_record_in<T>(
+        &self,
+        files: &[FileWindow<'_>],
+        row: u32,
+        f: impl FnOnce(&BatchInfo, &BatchRecord<'_>) -> T,
+    ) -> Option<T> {
+        let (_, b, nth) = self.locate(row)?;
         let batch = self.parse(files, b)?;
         let r = batch.records().ok()?.nth(nth)?.ok()?;
         Some(f(b, &r))
@@ -695,6 +833,11 @@ impl RecordIndex {
 
     /// Rows whose key, as lossy UTF-8 text, contains `needle`.
     pub fn keys_containing(&self, files: &[&[u8]], needle: &str) -> Vec<u32> {
+        self.keys_containing_in(&FileWindow::whole(files), needle)
+    }
+
+    /// [`RecordIndex::keys_containing`] over the batches the windows hold.
+    pub fn keys_containing_in(&self, files: &[FileWindow<'_>], needle: &str) -> Vec<u32> {
         let mut out = Vec::new();
         self.each(
             files,
@@ -712,15 +855,17 @@ impl RecordIndex {
 
     /// The key texts of `rows` (lossy UTF-8; `""` for a null key or a row that does not exist).
     pub fn key_texts(&self, files: &[&[u8]], rows: &[u32]) -> Vec<String> {
+        self.key_texts_in(&FileWindow::whole(files), rows)
+    }
+
+    /// [`RecordIndex::key_texts`] from windows of the files (`""` also for a row whose batch no
+    /// window holds).
+    pub fn key_texts_in(&self, files: &[FileWindow<'_>], rows: &[u32]) -> Vec<String> {
         // Rows of one batch share one parse (and one decompression).
         let mut cached: Option<(u32, Vec<String>)> = None;
         rows.iter()
             .map(|&row| {
-                let c = &self.columns;
-                let (Some(&b), Some(&nth)) = (
-                    c.batch_of.get(row as usize),
-                    c.index_in_batch.get(row as usize),
-                ) else {
+                let Some((b, _, nth)) = self.locate(row) else {
                     return String::new();
                 };
                 if cached.as_ref().is_none_or(|(cb, _)| *cb != b) {
@@ -741,7 +886,7 @@ impl RecordIndex {
                 }
                 cached
                     .as_ref()
-                    .and_then(|(_, keys)| keys.get(nth as usize).cloned())
+                    .and_then(|(_, keys)| keys.get(nth).cloned())
                     .unwrap_or_default()
             })
             .collect()
@@ -750,6 +895,11 @@ impl RecordIndex {
     /// The read batches, parsed from `files` (a compressed one keeps its records decompressed,
     /// so records borrow their keys and values), each with its first row.
     pub fn read_batches<'a>(&self, files: &[&'a [u8]]) -> Vec<(u32, Batch<'a>)> {
+        self.read_batches_in(&FileWindow::whole(files))
+    }
+
+    /// [`RecordIndex::read_batches`] the windows hold.
+    pub fn read_batches_in<'a>(&self, files: &[FileWindow<'a>]) -> Vec<(u32, Batch<'a>)> {
         self.batches
             .iter()
             .enumerate()

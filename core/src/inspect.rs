@@ -1514,17 +1514,19 @@ fn read_file<'b>(
     stop.map(|e| (batches.position(), e))
 }
 
-/// [`preview_compaction`] over the read records of an index ([`RecordIndex`]) of `files`, with
-/// one byte per row: 1 when the record exists at `now_ms` and is kept.
+/// [`preview_compaction`] over the read records of an index ([`RecordIndex`]) of files, read
+/// from `files` (windows that must hold every read batch: the files' whole images, or ranges a
+/// streaming host read back), with one byte per row: 1 when the record exists at `now_ms` and is
+/// kept.
 pub fn preview_index(
     index: &RecordIndex,
-    files: &[&[u8]],
+    files: &[crate::index::FileWindow<'_>],
     config: TopicConfig,
     now_ms: i64,
 ) -> (CompactionPreview, Vec<u8>) {
     // The batches stay parsed (a compressed one keeps its records decompressed) so that the
     // records borrow their keys and values instead of copying them.
-    let parsed = index.read_batches(files);
+    let parsed = index.read_batches_in(files);
     let mut rows = Vec::new();
     let mut records = Vec::new();
     for (first, batch) in &parsed {
@@ -1553,7 +1555,8 @@ pub fn preview_compaction_files(
     config: TopicConfig,
     now_ms: i64,
 ) -> CompactionPreview {
-    preview_index(&crate::index::index_files(files), files, config, now_ms).0
+    let windows = crate::index::FileWindow::whole(files);
+    preview_index(&crate::index::index_files(files), &windows, config, now_ms).0
 }
 
 #[cfg(test)]

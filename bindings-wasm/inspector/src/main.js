@@ -1,5 +1,11 @@
 // The inspector page: files in, views out. A host only: the worker's rlmeta module decides every
-// count, state, fault and verdict; this file reads files, lays out rows and draws.
+// count, state, fault and verdict; this file hands the workers the dropped Files (they read them
+// in slices, never whole), lays out rows and draws.
+//
+// Memory: the page keeps 35 bytes of columns per record, the workers the batch table, tables and
+// counts; no file's bytes are held whole. Above LEAN_BYTES of segment files the replay is lean:
+// segment lifecycles and the compaction what-ifs (the summary's and the preview), which hold every
+// segment's history and every record's key and value, are not computed, and the page says so.
 
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
@@ -28,6 +34,10 @@ const iso = (ms) => {
 };
 const bytesText = (n) => (n < 1024 ? `${n} B` : n < 1 << 20 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / (1 << 20)).toFixed(1)} MiB`);
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** Segment files above this many bytes in all are replayed lean (see the top). `?fullMiB=N` sets
+ * it (tests lower it). */
+const LEAN_BYTES = (Number(new URLSearchParams(location.search).get('fullMiB')) || 128) * (1 << 20);
 
 // ------------------------------------------------------------------ state
 const state = {
@@ -173,22 +183,29 @@ async function openGroup(files) {
   state.t0 = performance.now();
   document.body.dataset.state = 'loading';
   setStatus(`Reading ${plural(files.length, 'file')}…`);
-  try {
-    const read = () => Promise.all(files.map(async (f) => ({ name: f.path, buffer: await f.file.arrayBuffer() })));
-    const first = await read();
-    worker.postMessage({ type: 'open', role: 'index', files: first }, first.map((f) => f.buffer));
-    // The replaying worker reads the files again (no copy on this thread before the first rows).
-    const again = await read();
-    replayer.postMessage({ type: 'open', role: 'replay', files: again }, again.map((f) => f.buffer));
-  } catch (e) {
-    fatal(`Could not read the files: ${e.message}`);
-  }
+  // The workers read the Files themselves, slice by slice (a File is passed by reference).
+  const list = files.map((f) => ({ name: f.path, file: f.file }));
+  const bytes = files.filter((f) => !f.file.name.endsWith('.checkpoint')).reduce((n, f) => n + f.file.size, 0);
+  state.lean = bytes > LEAN_BYTES;
+  if (state.lean) showLean(bytes);
+  worker.postMessage({ type: 'open', role: 'index', lean: state.lean, files: list });
+  replayer.postMessage({ type: 'open', role: 'replay', lean: state.lean, files: list });
 }
 
+const mib = (n) => `${(n / (1 << 20)).toFixed(0)} MiB`;
+const LEAN_WHY = () => `it needs every segment's history and every record's key and value in memory, which grows with the files (these are above the page's ${mib(LEAN_BYTES)} limit)`;
+/** The banner of a lean replay: what is not computed, and why. */
+function showLean(bytes) {
+  const b = $('large');
+  b.hidden = false;
+  b.textContent = `These segment files are ${mib(bytes)}: the page reads them in slices and shows every record, the counts, faults, live segments, orphans, level and migration check, but does not compute segment lifecycles, what compaction would keep (summary) or the compaction preview: ${LEAN_WHY()}. The rlmeta CLI (rlmeta inspect, rlmeta simulate) computes them outside the browser.`;
+}
+const NOT_COMPUTED = 'not computed for files this large (see the banner above)';
+
 function reset() {
-  Object.assign(state, { rows: 0, cols: null, tables: null, view: new Uint32Array(0), selected: -1, lifecycles: null, summary: null, keyMatches: null, indexed: null, shown: false });
+  Object.assign(state, { lean: false, viewBuf: null, filtered: null, rows: 0, cols: null, tables: null, view: new Uint32Array(0), selected: -1, lifecycles: null, summary: null, keyMatches: null, segMatches: null, indexed: null, shown: false });
   state.keyCache.clear();
-  for (const id of ['fatal', 'faults', 'level', 'checkpoints', 'segments']) $(id).hidden = true;
+  for (const id of ['fatal', 'faults', 'level', 'large', 'checkpoints', 'segments']) $(id).hidden = true;
   $('fault-list').replaceChildren();
   $('checkpoint-list').replaceChildren();
   $('detail').replaceChildren(el('p', { class: 'muted', text: 'Select a record to see its key fields, decoded value, Kafka\u2019s toString and hex.' }));
@@ -196,6 +213,7 @@ function reset() {
   $('migration-result').replaceChildren();
   $('summary-list').replaceChildren();
   $('chart').replaceChildren();
+  for (const id of ['chart', 'preview-result']) delete $(id).dataset.notComputed;
   $('lifecycle-table').tBodies[0].replaceChildren();
   for (const k of ['firstRowsMs', 'indexedMs', 'summaryMs', 'rows']) delete document.body.dataset[k];
   table.setRows(0);
@@ -245,18 +263,21 @@ $('pick-dir').addEventListener('change', (e) => openFiles([...e.target.files].fi
 // ------------------------------------------------------------------ rows in
 const COLUMN_TYPES = {
   offsets: BigInt64Array, timestamps: BigInt64Array, kinds: Uint8Array, states: Int8Array, flags: Uint8Array,
-  keySizes: Int32Array, valueSizes: Int32Array, sizes: Uint32Array, batchOf: Uint32Array, partitionOf: Int32Array, segmentOf: Int32Array,
+  keySizes: Int32Array, valueSizes: Int32Array, partitionOf: Int32Array, segmentOf: Int32Array,
 };
 
-function addRows({ from, to, columns }) {
+/** Columns grow to the worker's estimate of the rows (rows per byte so far), so a large file's
+ * are allocated about once, not doubled. */
+function addRows({ from, to, estimate, columns }) {
+  const want = Math.max(1024, Math.ceil((estimate ?? 0) * 1.02));
   if (!state.cols) {
     state.cols = {};
-    for (const [k, T] of Object.entries(COLUMN_TYPES)) state.cols[k] = new T(Math.max(to, 1024));
+    for (const [k, T] of Object.entries(COLUMN_TYPES)) state.cols[k] = new T(Math.max(want, to));
   }
   for (const [k, T] of Object.entries(COLUMN_TYPES)) {
     let col = state.cols[k];
     if (col.length < to) {
-      const grown = new T(Math.max(to, col.length * 2));
+      const grown = new T(Math.max(want, Math.ceil(to * 1.25)));
       grown.set(col.subarray(0, from));
       state.cols[k] = col = grown;
     }
@@ -268,7 +289,7 @@ function addRows({ from, to, columns }) {
     document.body.dataset.firstRowsMs ??= (performance.now() - state.t0).toFixed(1);
     setupFilters();
   }
-  applyView();
+  applyView(from > 0);
   setStatus(`${to.toLocaleString('en')} records read…`);
 }
 
@@ -368,8 +389,8 @@ function showSummary(s, n) {
   // The core compacts the summary's log COMPACTION_HORIZON_MS after the last record (Kafka's
   // compacted defaults); the preview below answers for any moment.
   const later = `if compacted ${COMPACTION_HORIZON_MS / DAY} days after the last record`;
-  item(`kept ${later}`, `${s.keptByCompaction} of ${n.records}`, 'keptByCompaction');
-  item(`live segments lost ${later}`, s.lostByCompaction, 'lostByCompaction');
+  item(`kept ${later}`, state.lean ? NOT_COMPUTED : `${s.keptByCompaction} of ${n.records}`, 'keptByCompaction');
+  item(`live segments lost ${later}`, state.lean ? NOT_COMPUTED : s.lostByCompaction, 'lostByCompaction');
 }
 
 /** Once both the columns and the replay are in: lifecycles (timed by the columns), the
@@ -380,7 +401,8 @@ function showReplay() {
   const t = performance.now();
   showSummary(state.summary, state.indexed.counts);
   showMigration(state.summary, state.indexed.counts, state.indexed.readiness);
-  showLifecycles();
+  if (state.lean) showNotComputed($('chart'), `Segment lifecycles: ${NOT_COMPUTED}.`);
+  else showLifecycles();
   document.body.dataset.lifecyclesMs = (performance.now() - t).toFixed(1);
   finish();
   setupPreview();
@@ -468,37 +490,45 @@ function titleSelected(sel) {
   sel.title = sel.selectedOptions[0]?.textContent ?? '';
 }
 
-function applyView() {
+/** Filters and sorts the rows into the view. `grow === true` (more rows came, filters as
+ * before): only the new rows are filtered, after the ones filtered last time. */
+function applyView(grow) {
   const c = state.cols;
   const n = state.rows;
   if (!c) return;
   const topic = $('f-topic').value;
   const part = $('f-partition').value === '' ? null : Number($('f-partition').value);
-  const segText = $('f-segment').value.trim();
+  const segs = state.segMatches;
   const st = $('f-state').value;
   const wantTomb = $('f-tombstones').checked;
   const wantNull = $('f-nullkeys').checked;
   const wantErr = $('f-errors').checked;
   const t = state.tables;
   const topicParts = topic && t ? new Set(t.partitions.map((p, i) => (p.topic === topic ? i : -1)).filter((i) => i >= 0)) : null;
-  const segs = segText && t ? new Set(t.segmentIds.map((s, i) => (s.includes(segText) ? i : -1)).filter((i) => i >= 0)) : null;
   const stateKinds = st === '' ? null : st[0] === 's' ? [KIND.SEGMENT, KIND.UPDATE, KIND.SNAPSHOT] : [KIND.PARTITION_DELETE];
   const stateId = st === '' ? 0 : Number(st.slice(1));
   const keys = state.keyMatches;
-  const out = new Uint32Array(n);
-  let m = 0;
-  for (let i = 0; i < n; i++) {
+  let [from, m] = grow === true && state.filtered ? state.filtered : [0, 0];
+  // One buffer for the filtered rows, reused while the rows grow (as large as the columns).
+  if (!state.viewBuf || state.viewBuf.length < n) {
+    const buf = new Uint32Array(c.offsets.length);
+    if (state.viewBuf) buf.set(state.viewBuf.subarray(0, m));
+    state.viewBuf = buf;
+  }
+  const out = state.viewBuf;
+  for (let i = from; i < n; i++) {
     const f = c.flags[i];
     if (wantTomb && !(f & FLAG.TOMBSTONE)) continue;
     if (wantNull && !(f & FLAG.NULL_KEY)) continue;
     if (wantErr && !(f & (FLAG.ERROR | FLAG.BAD_CRC | FLAG.BAD_KEY))) continue;
     if (part !== null && c.partitionOf[i] !== part) continue;
     if (topicParts && !topicParts.has(c.partitionOf[i])) continue;
-    if (segs && !segs.has(c.segmentOf[i])) continue;
+    if (segs && !(c.segmentOf[i] >= 0 && segs[c.segmentOf[i]])) continue;
     if (stateKinds && (!stateKinds.includes(c.kinds[i]) || c.states[i] !== stateId)) continue;
     if (keys && !keys.has(i)) continue;
     out[m++] = i;
   }
+  state.filtered = [n, m];
   let view = out.subarray(0, m);
   const by = $('sort').value;
   const desc = $('sort-desc').checked;
@@ -524,10 +554,24 @@ function applyView() {
 
 for (const id of ['f-topic', 'f-partition', 'f-state', 'f-tombstones', 'f-nullkeys', 'f-errors', 'sort', 'sort-desc']) $(id).addEventListener('change', applyView);
 for (const id of ['f-topic', 'f-partition']) $(id).addEventListener('change', () => titleSelected($(id)));
+// The segment ids stay in the worker: it says which contain the text (a mask by segment index).
 let segTimer;
 $('f-segment').addEventListener('input', () => {
   clearTimeout(segTimer);
-  segTimer = setTimeout(applyView, 150);
+  segTimer = setTimeout(async () => {
+    const needle = $('f-segment').value.trim();
+    if (needle === '') state.segMatches = null;
+    else {
+      $('count').dataset.pending = '1';
+      const found = await ask('segmentsContaining', { needle });
+      if ($('f-segment').value.trim() !== needle) return;
+      const mask = new Uint8Array(found.length ? found[found.length - 1] + 1 : 0);
+      for (const i of found) mask[i] = 1;
+      state.segMatches = mask;
+      delete $('count').dataset.pending;
+    }
+    applyView();
+  }, 150);
 });
 let keyTimer;
 $('f-key').addEventListener('input', () => {
@@ -845,9 +889,19 @@ function usePreset(name) {
   $('p-segment-ms').value = String(p.segmentMs);
 }
 
+/** In place of a view a lean replay does not compute. */
+function showNotComputed(box, text) {
+  box.replaceChildren(el('p', { class: 'warn', 'data-key': 'not-computed', text }));
+  box.dataset.notComputed = '1';
+}
+
 let timeRange = [0, 0];
 function setupPreview() {
   const c = state.cols;
+  if (state.lean) {
+    showNotComputed($('preview-result'), `The compaction preview is ${NOT_COMPUTED}: ${LEAN_WHY()}.`);
+    return;
+  }
   if (!c || state.rows === 0) {
     $('preview-result').replaceChildren(el('p', { class: 'muted', text: 'No records.' }));
     return;
@@ -877,7 +931,7 @@ function schedulePreview() {
   previewTimer = setTimeout(runPreview, 120);
 }
 async function runPreview() {
-  if (!state.summary) return;
+  if (!state.summary || state.lean) return;
   const seq = ++previewSeq;
   const nowMs = Math.round(Number($('p-time').value));
   $('p-time-text').textContent = `${iso(nowMs)} UTC`;

@@ -6,12 +6,13 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 
 import { CHECKPOINT_FIXTURES, SEGMENT_FIXTURES, dumpRecords, kafkaFeatureLevels, readFixture, rustInspection } from '../../tests/fixtures.mjs';
-import { ARTIFACTS, ROOT, launch, load, openPage } from './browser.mjs';
+import { ARTIFACTS, ROOT, launch, load, openPage, renderers } from './browser.mjs';
 
 const shotName = (path) => path.replace(/^tests\/fixtures\//, '').replace(/\/__remote_log_metadata-\d+\/0+\.log$/, '').replace(/[/]/g, '-');
 
@@ -371,3 +372,85 @@ describe('a million rows and more', () => {
   });
 });
 
+
+// A file much larger than the slices the workers read (8 MiB), opened with the page's lean limit
+// lowered to 32 MiB (?fullMiB=32): exact counts, the views read back from the file, the banner
+// saying what is not computed, and the renderer's memory (VmHWM of its process: the workers'
+// WebAssembly memories, every thread's heap) grown by less than 3 times the file's size (about
+// 1.4-2.2 times here: 35 bytes of columns per record on the page, the batch and segment tables in the
+// worker, the slices read). A page that reads the file whole holds it at least 4 times (an
+// ArrayBuffer per worker, each worker's module's copy): the page before issue 33 grew by 9 times
+// (1.2 GB) on this file.
+/** How many records of a segment file name segment `id`, by the Node build over the whole file. */
+async function segmentRecordsNode(file, id) {
+  const rlmeta = await import(pathToFileURL(join(ROOT, 'build/pkg/index.mjs')).href);
+  const log = rlmeta.openSegmentLog();
+  try {
+    log.addFile(file, readFileSync(file));
+    log.index();
+    const i = log.tables().segmentIds.indexOf(id);
+    return log.columns(0, log.rows()).segmentOf.filter((s) => s === i).length;
+  } finally {
+    log.free();
+  }
+}
+
+describe('a file much larger than a slice', () => {
+  test('128 MiB read in slices: exact counts, views from byte ranges, lean banner, memory below 3 times the file', async () => {
+    const dir = join(ROOT, 'build/inspector-test/large');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, '00000000000000000000.log');
+    const gen = process.env.RLMETA_GEN_SEGMENT ?? join(ROOT, 'target/release/gen_segment');
+    execFileSync(gen, [file, '128']);
+    const size = statSync(file).size;
+    const inspect = process.env.RLMETA_INSPECT ?? join(ROOT, 'target/release/inspect');
+    const rust = JSON.parse(execFileSync(inspect, ['--json', '--summary', file], { maxBuffer: 1 << 24 }).toString()).inspection.summary;
+    // A browser of its own: its renderer's peak is this page's alone.
+    const own = await launch();
+    try {
+      const { page, problems } = await openPage(own, { width: 1500, height: 900, query: '?fullMiB=32' });
+      const mine = renderers();
+      assert.equal(mine.length, 1, `one renderer: ${JSON.stringify(mine)}`);
+      const baseline = mine[0].peak;
+      await page.setInputFiles('#pick', file);
+      await page.waitForSelector('body[data-state="done"], body[data-state="error"]', { timeout: 120000 });
+      assert.equal(await page.getAttribute('body', 'data-state'), 'done', await page.textContent('#status'));
+      const n = Number(await page.getAttribute('body', 'data-rows'));
+      assert.equal(n, rust.records, 'every record is a row');
+      assert.equal(Number(await page.getAttribute('#count', 'data-total')), rust.records);
+      for (const key of ['records', 'nullKeyRecords', 'keyedRecords', 'tombstones', 'undecodable', 'fatalToOldBrokers', 'liveSegments', 'orphans']) {
+        assert.equal(await dd(page, '#summary-list', key), String(rust[key]), key);
+      }
+      assert.equal(rust.unreadRecords, 0);
+      // What a lean replay does not compute, said where it would be and in the banner.
+      assert.match(await page.textContent('#large'), /^These segment files are 128 MiB: .*does not compute segment lifecycles, what compaction would keep \(summary\) or the compaction preview/);
+      assert.equal(await page.isVisible('#large'), true);
+      assert.match(await dd(page, '#summary-list', 'keptByCompaction'), /^not computed/);
+      assert.match(await dd(page, '#summary-list', 'lostByCompaction'), /^not computed/);
+      assert.equal(await page.getAttribute('#chart', 'data-not-computed'), '1');
+      assert.equal(await page.getAttribute('#preview-result', 'data-not-computed'), '1');
+      // The last row's details and key, read back from its batch's bytes near the file's end.
+      await page.$eval('#scroller', (s) => { s.scrollTop = s.scrollHeight; });
+      const last = `#rows .tr[data-row="${n - 1}"]`;
+      await page.waitForSelector(last);
+      await page.click(last);
+      await page.waitForSelector(`#detail[data-row="${n - 1}"]`);
+      assert.equal(await page.textContent('#detail dd[data-key="offset"]'), String(n - 1));
+      assert.match(await page.textContent('#detail dd[data-key="batch"]'), /batch at byte \d{9}/);
+      const value = JSON.parse(await page.textContent('#detail pre[data-key="value"]'));
+      // The segment filter (the ids stay in the worker): the last record's segment's records, as
+      // the Node build counts them over the whole file.
+      const id = value.remoteLogSegmentId.id;
+      await page.fill('#f-segment', id);
+      await page.waitForFunction(() => document.getElementById('count').dataset.shown !== document.getElementById('count').dataset.total && !document.getElementById('count').dataset.pending);
+      assert.equal(await shownCount(page), await segmentRecordsNode(file, id), `records of segment ${id}`);
+      const after = renderers().find((r) => r.pid === mine[0].pid);
+      const grown = after.peak - baseline;
+      console.log(`${n} rows of a ${size}-byte file read in slices (lean); renderer peak ${(after.peak / 2 ** 20).toFixed(0)} MiB, grown by ${(grown / 2 ** 20).toFixed(0)} MiB from ${(baseline / 2 ** 20).toFixed(0)} MiB`);
+      assert.ok(grown < 3 * size, `the renderer grew by ${grown} bytes, a ${size}-byte file`);
+      assert.deepEqual(problems, []);
+    } finally {
+      await own.close();
+    }
+  });
+});

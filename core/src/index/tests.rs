@@ -187,7 +187,7 @@ fn agrees_with_inspect(files: &[&[u8]]) {
     );
     let (p, kept) = crate::inspect::preview_index(
         &index,
-        files,
+        &FileWindow::whole(files),
         summary_compaction_config(),
         s.compacted_at_ms,
     );
@@ -463,4 +463,128 @@ fn records_of_a_corrupt_batch_that_does_not_decompress_are_unread_though_unliste
     assert_eq!(n.unread, counted, "every record a header counts is unread");
     assert_eq!(n.records + n.unread, index.rows() + n.unlisted);
     agrees_with_inspect(&[&file]);
+}
+
+/// A host that streams its files: it takes the columns as they grow and lets the index forget
+/// them, then reads back only the byte ranges a view needs. Every view answers as from the whole
+/// images, on every fixture (compressed, corrupt, torn, keyed).
+#[test]
+fn a_streaming_host_forgets_the_columns_and_reads_views_from_windows() {
+    let mut fixtures: Vec<&[u8]> = vec![BROKER_P0, KEYED, CORRUPT, TORN];
+    fixtures.extend(CODECS.iter().map(|(_, f)| *f));
+    for file in fixtures {
+        let whole = index_files(&[file]);
+        let mut streamed = RecordIndex::new();
+        streamed.begin_file();
+        let mut taken = Columns::default();
+        for chunk in file.chunks(97) {
+            streamed.push(chunk);
+            let c = streamed.columns().clone();
+            assert_eq!(streamed.columns_start(), taken.offsets.len());
+            taken.offsets.extend(c.offsets);
+            taken.flags.extend(c.flags);
+            taken.index_in_batch.extend(c.index_in_batch);
+            taken.batch_of.extend(c.batch_of);
+            streamed.forget_columns();
+            assert!(streamed.columns().offsets.is_empty());
+        }
+        streamed.end_file();
+        taken
+            .offsets
+            .extend(streamed.columns().offsets.iter().copied());
+        taken.flags.extend(streamed.columns().flags.iter().copied());
+        streamed.forget_columns();
+        let rows = whole.rows();
+        assert_eq!(streamed.rows(), rows);
+        assert_eq!(taken.offsets, whole.columns().offsets);
+        assert_eq!(taken.flags, whole.columns().flags);
+        assert_eq!(streamed.batches(), whole.batches());
+        assert_eq!(streamed.counts(), whole.counts());
+        let all: Vec<u32> = (0..rows as u32 + 2).collect();
+        // The batch table places every row as the columns did.
+        for &row in &all {
+            assert_eq!(
+                streamed.is_read(row),
+                whole
+                    .columns()
+                    .flags
+                    .get(row as usize)
+                    .is_some_and(|f| f & flag::UNREAD == 0)
+            );
+            assert_eq!(
+                streamed.locate(row).map(|(b, _, nth)| (b, nth as u32)),
+                whole
+                    .columns()
+                    .batch_of
+                    .get(row as usize)
+                    .zip(whole.columns().index_in_batch.get(row as usize))
+                    .map(|(&b, &n)| (b, n))
+            );
+        }
+        // One window per range, ranges at most 300 bytes apart: the views read from them
+        // answer as from the whole image; a window missing a batch skips it.
+        let ranges = streamed.byte_ranges(0..streamed.batches().len() as u32, 300);
+        let windows: Vec<FileWindow<'_>> = ranges
+            .iter()
+            .map(|&(f, a, b)| FileWindow {
+                file: f,
+                start: a,
+                bytes: &file[a..b],
+            })
+            .collect();
+        for w in windows.windows(2) {
+            assert!(
+                w[0].start + w[0].bytes.len() <= w[1].start,
+                "ranges ascend, apart"
+            );
+        }
+        assert_eq!(
+            streamed.key_texts_in(&windows, &all),
+            whole.key_texts(&[file], &all)
+        );
+        let mut found = Vec::new();
+        for w in &windows {
+            found.extend(streamed.keys_containing_in(std::slice::from_ref(w), "-"));
+        }
+        assert_eq!(found, whole.keys_containing(&[file], "-"));
+        for &row in &all {
+            let read = |b: &BatchInfo, r: &BatchRecord<'_>| {
+                (b.position, r.offset, r.value.map(<[u8]>::to_vec))
+            };
+            let want = whole.with_record(&[file], row, read);
+            let batches = streamed.batches_of(&[row]);
+            let one: Vec<FileWindow<'_>> = streamed
+                .byte_ranges(batches, 0)
+                .iter()
+                .map(|&(f, a, b)| FileWindow {
+                    file: f,
+                    start: a,
+                    bytes: &file[a..b],
+                })
+                .collect();
+            assert_eq!(streamed.with_record_in(&one, row, read), want);
+            if want.is_some() {
+                assert_eq!(streamed.with_record_in(&[], row, read), None);
+            }
+        }
+        let id = |i: &u32| streamed.segments()[*i as usize].to_string();
+        if let Some(first) = streamed.segments().first().map(Uuid::to_string) {
+            let part = &first[3..9];
+            let found = streamed.segments_containing(part);
+            assert!(found.contains(&0) && found.iter().all(|i| id(i).contains(part)));
+            let missed = streamed.segments().len() - found.len();
+            assert_eq!(
+                missed,
+                streamed
+                    .segments()
+                    .iter()
+                    .filter(|s| !s.to_string().contains(part))
+                    .count()
+            );
+        }
+        assert_eq!(
+            streamed.read_batches_in(&windows).len(),
+            whole.read_batches(&[file]).len()
+        );
+    }
 }
