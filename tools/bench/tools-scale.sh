@@ -24,7 +24,7 @@ for args in "--check" "--check --backfill"; do
   # shellcheck disable=SC2086
   /usr/bin/time -f "%e %M" -o build/tools-scale.time "$TOOL" --bootstrap-server "$BS" --no-progress $args \
     >build/tools-scale.out 2>build/tools-scale.err || true
-  read -r wall rss <build/tools-scale.time
+  read -r wall rss < <(tail -n 1 build/tools-scale.time)  # a failing tool adds a status line first
   total=$(grep -o 'Total messages scanned: [0-9]*' build/tools-scale.out | grep -o '[0-9]*$' || true)
   live=$(grep -o 'Live segments: [0-9]*' build/tools-scale.out | grep -o '[0-9]*$' || true)
   echo "[tools-scale] migration $args: ${wall} s wall, peak RSS $((rss / 1024)) MB; ${total:+$total records scanned}${live:+$live live segments verified}"
@@ -35,6 +35,6 @@ for cmd in scan inspect simulate; do
   /usr/bin/time -f "%e %M" -o build/tools-scale.time .venv/bin/rlmeta "$cmd" --bootstrap-server "$BS" --no-progress \
     --timeout-ms 60000 2>build/tools-scale.err | tee "$out" | wc -c >build/tools-scale.bytes \
     || echo "(exit status $?: $(tail -n 1 build/tools-scale.err))"
-  read -r wall rss <build/tools-scale.time
+  read -r wall rss < <(tail -n 1 build/tools-scale.time)  # a failing tool adds a status line first
   echo "[tools-scale] rlmeta $cmd --bootstrap-server: ${wall} s wall, peak RSS $((rss / 1024)) MB; $(cat build/tools-scale.bytes) bytes of output"
 done
