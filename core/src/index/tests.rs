@@ -523,15 +523,17 @@ fn a_streaming_host_forgets_the_columns_and_reads_views_from_windows() {
         }
         // One window per range, ranges at most 300 bytes apart: the views read from them
         // answer as from the whole image; a window missing a batch skips it.
-        let ranges = streamed.byte_ranges(0..streamed.batches().len() as u32, 300);
-        let windows: Vec<FileWindow<'_>> = ranges
-            .iter()
-            .map(|&(f, a, b)| FileWindow {
-                file: f,
-                start: a,
-                bytes: &file[a..b],
-            })
-            .collect();
+        let windows_of = |ranges: &[(u32, usize, usize)]| -> Vec<FileWindow<'_>> {
+            ranges
+                .iter()
+                .map(|&(f, a, b)| FileWindow {
+                    file: f,
+                    start: a,
+                    bytes: &file[a..b],
+                })
+                .collect()
+        };
+        let windows = windows_of(&streamed.byte_ranges(0..streamed.batches().len() as u32, 300));
         for w in windows.windows(2) {
             assert!(
                 w[0].start + w[0].bytes.len() <= w[1].start,
@@ -553,15 +555,7 @@ fn a_streaming_host_forgets_the_columns_and_reads_views_from_windows() {
             };
             let want = whole.with_record(&[file], row, read);
             let batches = streamed.batches_of(&[row]);
-            let one: Vec<FileWindow<'_>> = streamed
-                .byte_ranges(batches, 0)
-                .iter()
-                .map(|&(f, a, b)| FileWindow {
-                    file: f,
-                    start: a,
-                    bytes: &file[a..b],
-                })
-                .collect();
+            let one = windows_of(&streamed.byte_ranges(batches, 0));
             assert_eq!(streamed.with_record_in(&one, row, read), want);
             if want.is_some() {
                 assert_eq!(streamed.with_record_in(&[], row, read), None);

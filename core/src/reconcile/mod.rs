@@ -437,6 +437,24 @@ pub struct Params {
     pub listing_as_of_ms: Option<i64>,
 }
 
+impl Params {
+    /// Refuses a negative grace (`InvalidArgument`): the one check of the parameters every user of
+    /// them makes first.
+    pub fn check(&self) -> Result<()> {
+        if self.grace_ms < 0 {
+            return Err(crate::error::Error::field(
+                crate::error::ErrorKind::InvalidArgument,
+                "grace",
+                format!(
+                    "the grace period must not be negative (got {} ms)",
+                    self.grace_ms
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Classifies every segment the ledger names and every object of `listing` (see the module doc).
 /// Errors: a negative grace (`InvalidArgument`); a non-empty listing no key of which the layout
 /// matches (`LayoutMismatch`).

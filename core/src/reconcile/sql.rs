@@ -80,16 +80,7 @@ pub fn ledger_ddl(table: &str, location: &str) -> Result<String> {
 pub fn query(layout: &Layout, t: &Target, p: Params) -> Result<String> {
     ident(t.inventory_table, "inventory table")?;
     ident(t.ledger_table, "ledger table")?;
-    if p.grace_ms < 0 {
-        return Err(Error::field(
-            ErrorKind::InvalidArgument,
-            "grace",
-            format!(
-                "the grace period must not be negative (got {} ms)",
-                p.grace_ms
-            ),
-        ));
-    }
+    p.check()?;
     let cutoff = p
         .now_ms
         .min(p.metadata_as_of_ms.unwrap_or(p.now_ms))

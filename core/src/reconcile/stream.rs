@@ -98,16 +98,7 @@ impl Classifier {
     /// whole-listing report). Errors: a negative grace, a layout requiring more than 64 files
     /// (`InvalidArgument`).
     pub fn new(ledger: &Ledger, layout: Layout, p: Params, keep_live: bool) -> Result<Classifier> {
-        if p.grace_ms < 0 {
-            return Err(Error::field(
-                ErrorKind::InvalidArgument,
-                "grace",
-                format!(
-                    "the grace period must not be negative (got {} ms)",
-                    p.grace_ms
-                ),
-            ));
-        }
+        p.check()?;
         if layout.required_files.len() > 64 {
             return Err(Error::field(
                 ErrorKind::InvalidArgument,
