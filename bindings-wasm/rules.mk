@@ -115,7 +115,7 @@ inspector-build: wasm-build $(VITE)
 
 # inspector-test: the page built from disk, in Debian's Chromium headless shell driven by
 # playwright-core (node --test): every fixture under tests/fixtures against inspect --json,
-# checkpoints against kafka-dump-log, bad files, 1.5M rows, a 128 MiB file read in slices with the
+# checkpoints against kafka-dump-log, bad files, a file above 4 GiB refused, 1.5M rows, a 128 MiB file read in slices with the
 # renderer's memory bounded (page.test.mjs); and the page and
 # inspect --json against Kafka 4.4.0 itself (kafka.test.mjs): every field of every batch, record,
 # table row and detail panel against Kafka's DumpLogSegments, the counts against its record

@@ -178,9 +178,18 @@ function openFiles(fileList) {
   }
 }
 
+/** The largest file the decoder indexes: 32-bit WebAssembly, whose byte positions are 32 bits. */
+const MAX_FILE_BYTES = 2 ** 32 - 1;
+
 async function openGroup(files) {
   reset();
   state.t0 = performance.now();
+  const huge = files.find((f) => f.file.size > MAX_FILE_BYTES);
+  if (huge) {
+    fatal(`${huge.path} is ${mib(huge.file.size)}: the page's decoder (32-bit WebAssembly) reads files of up to 4 GiB. `
+      + 'The rlmeta CLI streams files of any size: rlmeta scan, rlmeta inspect --summary, rlmeta simulate.');
+    return;
+  }
   document.body.dataset.state = 'loading';
   setStatus(`Reading ${plural(files.length, 'file')}…`);
   // The workers read the Files themselves, slice by slice (a File is passed by reference).

@@ -6,7 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
@@ -282,6 +282,32 @@ describe('checkpoints and bad files', () => {
       console.log(`bad files: "${bad.slice(0, 70)}…", "${cpText.slice(0, 60)}…"`);
     } finally {
       await context.close();
+    }
+  });
+
+  test('a file above 4 GiB is refused before any of it is read, naming it and its size', async () => {
+    const dir = join(ROOT, 'build/inspector-test');
+    const huge = join(dir, '00000000000000000000.log');
+    rmSync(huge, { force: true });
+    const fd = openSync(huge, 'w');
+    try {
+      ftruncateSync(fd, 2 ** 32 + 4096); // sparse: 4 GiB and a page, no block written
+    } finally {
+      closeSync(fd);
+    }
+    const { page, problems, context } = await openPage(browser);
+    try {
+      await page.setInputFiles('#pick', huge);
+      await page.waitForSelector('body[data-state="done"], body[data-state="error"]');
+      assert.equal(await page.getAttribute('body', 'data-state'), 'error');
+      const text = await page.textContent('#fatal');
+      assert.match(text, /^00000000000000000000\.log is 4096 MiB: the page's decoder \(32-bit WebAssembly\) reads files of up to 4 GiB\. /);
+      assert.match(text, /rlmeta inspect --summary/);
+      assert.deepEqual(problems, []);
+      console.log(`above 4 GiB: "${text.slice(0, 90)}…"`);
+    } finally {
+      await context.close();
+      rmSync(huge, { force: true });
     }
   });
 
