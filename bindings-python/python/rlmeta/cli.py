@@ -628,6 +628,14 @@ def _ledger(args: argparse.Namespace) -> Tuple[Any, str]:
     return ledger, f"{source} ({ledger.records()} records)"
 
 
+def _judged_at(args: argparse.Namespace, ledger: Any) -> Tuple[int, Optional[int]]:
+    """Reconcile's clock (--now-ms or now) and how recent the metadata is: files are a snapshot, as
+    recent as their newest record and no more (objects modified later, less the grace, may be
+    uploads they do not know yet: the core never plans to delete them); the live topic, now."""
+    now = args.now_ms if args.now_ms is not None else int(time.time() * 1000)
+    return now, None if args.bootstrap_server else (ledger.newest_event_ms() or 0)
+
+
 def _emit_sql(args: argparse.Namespace, store: Any, inventory: Any, grace: int) -> int:
     """--emit-sql DIR: the ledger as CSV and the core's query that joins it with the inventory's
     table, for Athena or Trino when the inventory is too large for this machine. Nothing is
@@ -637,8 +645,7 @@ def _emit_sql(args: argparse.Namespace, store: Any, inventory: Any, grace: int) 
     out = Path(args.emit_sql)
     out.mkdir(parents=True, exist_ok=True)
     ledger, source = _ledger(args)
-    now = args.now_ms if args.now_ms is not None else int(time.time() * 1000)
-    as_of = None if args.bootstrap_server else (ledger.newest_event_ms() or 0)
+    now, as_of = _judged_at(args, ledger)
     query = _native.reconcile_sql(args.layout, args.sql_inventory_table, args.sql_ledger_table, store.bucket, store.prefix,
                                   inventory.format == "CSV", now, grace, as_of, inventory.created_ms)
     rows = ledger.write_sql_ledger(out / "ledger.csv")
@@ -679,10 +686,7 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
     def run() -> Tuple[_reconcile.Finding, str, int]:
         ledger, source = _ledger(args)
         pages = inventory.pages(progress) if inventory is not None else store.pages(progress)
-        now = args.now_ms if args.now_ms is not None else int(time.time() * 1000)
-        # files are a snapshot: as recent as their newest record, no more (objects modified later,
-        # less the grace, may be uploads they do not know yet: the core never plans to delete them)
-        as_of = None if args.bootstrap_server else (ledger.newest_event_ms() or 0)
+        now, as_of = _judged_at(args, ledger)
         listed_at = inventory.created_ms if inventory is not None else None
         found = _reconcile.classify(ledger, pages, args.layout, now, grace, as_of, listed_at)
         if listed_at is not None:
