@@ -100,7 +100,32 @@ include bindings-c/java/plugin/rules.mk
 include fuzz/rules.mk
 include tests/package/rules.mk
 
-test: setup lint tables-check rust-test conformance examples-test crafted-check $(BINDING_TESTS) e2e-test
+# make test runs in two lanes once what both use is built (the plugin jar, the wheel installed in
+# .venv, tests/e2e's jar): the broker suites, which mostly wait on brokers, beside everything else
+# (compiles, qemu, fuzzing, browsers). Neither lane rebuilds what the prefix built (-o), and the
+# broker lane has its own tests/cluster build directory, so the two never touch the same files.
+# The broker lane's output goes to build/test-broker-lane.log, printed when both lanes have ended.
+BROKER_LANE := plugin-test cluster-test reassign-test-lean secure-test version-matrix-test soak-test journey-test
+CPU_LANE    := lint tables-check rust-test conformance examples-test crafted-check \
+  $(filter-out $(BROKER_LANE),$(BINDING_TESTS)) e2e-test
+LANE_BUILT  := $(foreach t,setup setup-rust setup-py setup-node setup-valgrind setup-cross setup-arm64 \
+  natives plugin py-wheel py-deps py-install e2e-jar,-o $(t))
+test: setup plugin py-install e2e-jar
+	@echo "make test: $(BROKER_LANE) run beside the other tests (their output: $(BUILD)/test-broker-lane.log)"
+	@start=$$(date +%s); \
+	  $(MAKE) $(LANE_BUILT) CLUSTER_TARGET=$(CLUSTER_DIR)/target-lane $(BROKER_LANE) >$(BUILD)/test-broker-lane.log 2>&1 & lane=$$!; \
+	  cpu=0; $(MAKE) $(LANE_BUILT) $(CPU_LANE) || cpu=$$?; \
+	  echo "make test: the other tests ended after $$(( $$(date +%s) - start )) s (status $$cpu); waiting for the broker lane"; \
+	  brokers=0; wait $$lane || brokers=$$?; \
+	  echo "make test: ---- the broker lane ($$(( $$(date +%s) - start )) s, status $$brokers): $(BUILD)/test-broker-lane.log ----"; \
+	  cat $(BUILD)/test-broker-lane.log; \
+	  [ $$cpu -eq 0 ] && [ $$brokers -eq 0 ] || { echo "FAILED: make test (other tests: status $$cpu; broker lane: status $$brokers)"; exit 1; }
+
+# tests/e2e's file RSM jar and Kafka 4.4.0's class path, built before the lanes split (every user
+# calls the same script, under a lock)
+.PHONY: e2e-jar
+e2e-jar:
+	@tests/e2e/build-jar.sh
 
 # Every table more than one language needs (error and outcome codes, record kinds and flags,
 # lifecycle marks, level presets and defaults) is written from the Rust core by tools/tables:

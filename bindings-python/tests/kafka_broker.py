@@ -25,15 +25,8 @@ STOCK_MANAGER = "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedR
 
 
 def ensure_jars(timeout: int = 600) -> str:
-    """Kafka 4.4.0's class path (resolving it with Maven when missing)."""
-    if not (CLASSPATH.is_file() and RSM_JAR.is_file()) or any(
-        not Path(p).exists() for p in CLASSPATH.read_text().strip().split(":")
-    ):
-        subprocess.run(
-            ["mvn", "-q", "-B", "-f", str(E2E / "pom.xml"), "package", "dependency:build-classpath",
-             f"-Dmdep.outputFile={CLASSPATH}"],
-            check=True, timeout=timeout, stdout=subprocess.DEVNULL,
-        )
+    """Kafka 4.4.0's class path (tests/e2e/build-jar.sh builds the jar and resolves it when stale)."""
+    subprocess.run([str(E2E / "build-jar.sh"), str(timeout)], check=True, timeout=timeout + 60)
     return CLASSPATH.read_text().strip()
 
 

@@ -6,6 +6,10 @@
 #
 # Usage: tests/cluster/run.sh TEST_PATTERN [PLUGIN_JAR [MAVEN_ARGS...]]   (TEST_PATTERN as surefire's -Dtest)
 # Env:   RLMETA_CLUSTER_TIMEOUT overall limit in seconds (default 900)
+#        RLMETA_CLUSTER_TARGET the module's build directory (default tests/cluster/target): its classes,
+#        surefire reports, pid file and broker work directories. Two runs at once (make test's broker
+#        lane beside the other lane's aarch64 broker) each take their own, so neither kills, deletes or
+#        recompiles what the other runs.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 PATTERN="${1:?usage: run.sh TEST_PATTERN [PLUGIN_JAR]}"
@@ -14,8 +18,9 @@ EXTRA=("${@:3}")
 LIMIT="${RLMETA_CLUSTER_TIMEOUT:-900}"
 E2E="$HERE/../e2e"
 RSM_JAR="$E2E/target/rlmeta-e2e-0.1.0.jar"
-PIDS="$HERE/target/cluster-pids.txt"
-mkdir -p "$HERE/target"
+TARGET="${RLMETA_CLUSTER_TARGET:-$HERE/target}"
+PIDS="$TARGET/cluster-pids.txt"
+mkdir -p "$TARGET"
 : >"$PIDS"
 
 MVN_PID=""
@@ -31,12 +36,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if [ ! -s "$RSM_JAR" ] || [ -n "$(find "$E2E/src" -newer "$RSM_JAR" -type f -print -quit)" ]; then
-  timeout 600 mvn -q -B -f "$E2E/pom.xml" package >"$HERE/target/rsm-build.log" 2>&1 \
-    || { cat "$HERE/target/rsm-build.log"; echo "FAILED: building the file RSM"; exit 1; }
-fi
-rm -rf "$HERE/target/cluster-work"
-args=(-q -B -Dstyle.color=never -f "$HERE/pom.xml" test "-Dtest=$PATTERN" "-Drlmeta.rsm.jar=$RSM_JAR")
+"$E2E/build-jar.sh" || { echo "FAILED: building the file RSM"; exit 1; }
+rm -rf "$TARGET/cluster-work"
+args=(-q -B -Dstyle.color=never -f "$HERE/pom.xml" test "-Dtest=$PATTERN" "-Drlmeta.rsm.jar=$RSM_JAR" "-Drlmeta.build.dir=$TARGET")
 args+=("${EXTRA[@]}")
 [ -n "$PLUGIN_JAR" ] && args+=("-Drlmeta.plugin.jar=$(cd "$(dirname "$PLUGIN_JAR")" && pwd)/$(basename "$PLUGIN_JAR")")
 # in the background so that a signal runs the trap at once (bash defers traps while a

@@ -5,9 +5,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 FIX="$HERE/../fixtures/broker"
 CPFILE="$HERE/target/classpath.txt"
-if [ ! -s "$CPFILE" ]; then
-  timeout 600 mvn -q -B -f "$HERE/pom.xml" package dependency:build-classpath -Dmdep.outputFile="$CPFILE"
-fi
+"$HERE/build-jar.sh"
 CP="$(cat "$CPFILE")"
 fail=0; n=0
 while IFS= read -r f; do

@@ -9,9 +9,7 @@ OUT="${1:-$SRC/dump}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 CPFILE="$HERE/target/classpath.txt"
-if [ ! -s "$CPFILE" ]; then
-  timeout 600 mvn -q -B -f "$HERE/pom.xml" package dependency:build-classpath -Dmdep.outputFile="$CPFILE"
-fi
+"$HERE/build-jar.sh"
 CP="$(cat "$CPFILE")"
 for dir in "$SRC"/*/__remote_log_metadata-0; do
   case_name="$(basename "$(dirname "$dir")")"

@@ -15,10 +15,7 @@ OUT="${1:?usage: dump-fixtures.sh OUTDIR}"
 mkdir -p "$OUT"
 JAR="$HERE/target/rlmeta-e2e-0.1.0.jar"
 CPFILE="$HERE/target/classpath.txt"
-if [ ! -s "$JAR" ] || [ ! -s "$CPFILE" ] || [ "$HERE/pom.xml" -nt "$CPFILE" ] \
-   || [ -n "$(find "$HERE/src" -newer "$JAR" -type f -print -quit)" ]; then
-  timeout 600 mvn -q -B -Dstyle.color=never -f "$HERE/pom.xml" package dependency:build-classpath -Dmdep.outputFile="$CPFILE"
-fi
+"$HERE/build-jar.sh"
 CP="$(cat "$CPFILE"):$JAR"
 cd "$ROOT"
 FILES="$(find tests/fixtures -name '*.log' -type f | LC_ALL=C sort | paste -sd, -)"

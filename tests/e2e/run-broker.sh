@@ -96,24 +96,7 @@ WATCHDOG_PID=$!
 # ---------------------------------------------------------------------------------------------
 JAR="$HERE/target/rlmeta-e2e-0.1.0.jar"
 CPFILE="$HERE/target/classpath.txt"
-needs_build=0
-if [ ! -s "$JAR" ] || [ ! -s "$CPFILE" ] || [ "$HERE/pom.xml" -nt "$CPFILE" ]; then
-  needs_build=1
-elif [ -n "$(find "$HERE/src" -newer "$JAR" -type f -print -quit)" ]; then
-  needs_build=1
-else
-  # The class path names jars in the local Maven repository; rebuild it if any has gone.
-  IFS=: read -r -a cp_entries <"$CPFILE" || true
-  for e in "${cp_entries[@]}"; do [ -e "$e" ] || { needs_build=1; break; }; done
-fi
-if [ "$needs_build" = 1 ]; then
-  log "building $JAR and resolving Kafka's class path with Maven"
-  if ! timeout "$OVERALL_TIMEOUT" mvn -q -B -f "$HERE/pom.xml" package dependency:build-classpath \
-      -Dmdep.outputFile="$CPFILE" >"$TMP/mvn.log" 2>&1; then
-    cat "$TMP/mvn.log" >&3
-    die "Maven build failed"
-  fi
-fi
+"$HERE/build-jar.sh" "$OVERALL_TIMEOUT" 2>&3 || die "Maven build failed"
 KAFKA_CP="$(cat "$CPFILE")"
 [ -n "$KAFKA_CP" ] || die "empty class path in $CPFILE"
 # Our RSM is deliberately NOT on the broker's class path: the broker loads it from

@@ -53,7 +53,11 @@
 PLUGIN_DIR      := bindings-c/java/plugin
 PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
 CLUSTER_DIR     := tests/cluster
-CLUSTER_REPORTS := $(CLUSTER_DIR)/target/surefire-reports
+# the cluster module's build directory (classes, reports, pid file, broker work directories); make test's
+# broker lane takes its own (tests/cluster/run.sh, RLMETA_CLUSTER_TARGET)
+CLUSTER_TARGET  ?= $(CLUSTER_DIR)/target
+export RLMETA_CLUSTER_TARGET := $(abspath $(CLUSTER_TARGET))
+CLUSTER_REPORTS := $(CLUSTER_TARGET)/surefire-reports
 CLUSTER_TESTS   := PluginClusterTest,RollingUpgradeTest
 PLUGIN_TESTS    := PluginApiTest,PluginPolicyLevelTest,PluginFaultTest,PluginMonitorableTest,OpsSeriesTest,ScaleDataTest
 PLUGIN_REPORTS  := $(PLUGIN_DIR)/target/surefire-reports
@@ -102,7 +106,7 @@ plugin: natives | $(BUILD)
 define cluster_run
 	@rm -rf $(CLUSTER_REPORTS)
 	@$(CLUSTER_DIR)/run.sh '$(1)' $(3) >$(BUILD)/$(2).log 2>&1 \
-	  || { tail -n 80 $(BUILD)/$(2).log; echo "FAILED: $(2) (log $(BUILD)/$(2).log, broker logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; }
+	  || { tail -n 80 $(BUILD)/$(2).log; echo "FAILED: $(2) (log $(BUILD)/$(2).log, broker logs under $(CLUSTER_TARGET)/cluster-work)"; exit 1; }
 	@grep '^\[' $(BUILD)/$(2).log | grep -v '^\[INFO\]\|^\[WARNING\]\|^\[ERROR\]' || true
 	@awk -F'[:,] *' '/^Tests run:/ { run += $$2; fail += $$4 + $$6; skip += $$8 } \
 	  END { printf "$(2): %d passed, %d failed, %d skipped\n", run - fail - skip, fail, skip; exit (run - skip == 0 || fail > 0) }' $(CLUSTER_REPORTS)/*.txt
@@ -125,7 +129,7 @@ test-aarch64-broker: plugin setup-arm64
 	@start=$$(date +%s); RLMETA_CLUSTER_TIMEOUT=2400 $(CLUSTER_DIR)/run.sh Aarch64BrokerTest $(PLUGIN_JAR) \
 	  '-Drlmeta.arm64.launcher=$(ARM64_LAUNCHER)' >$(BUILD)/test-aarch64-broker.log 2>&1 \
 	  || { grep '^\[aarch64-broker\]\|^\[cluster\]' $(BUILD)/test-aarch64-broker.log; tail -n 60 $(BUILD)/test-aarch64-broker.log; \
-	       echo "FAILED: test-aarch64-broker (log $(BUILD)/test-aarch64-broker.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; }; \
+	       echo "FAILED: test-aarch64-broker (log $(BUILD)/test-aarch64-broker.log, node logs under $(CLUSTER_TARGET)/cluster-work)"; exit 1; }; \
 	  grep '^\[aarch64-broker\]\|^\[cluster\]' $(BUILD)/test-aarch64-broker.log; \
 	  grep -q '^\[aarch64-broker\] PASS' $(BUILD)/test-aarch64-broker.log || { echo "FAILED: test-aarch64-broker"; exit 1; }; \
 	  echo "test-aarch64-broker: passed in $$(( $$(date +%s) - start )) s"
@@ -178,7 +182,7 @@ define soak_run
 	  RLMETA_CLUSTER_TIMEOUT=$$(( $(1) * 60 + 900 )) $(CLUSTER_DIR)/run.sh SoakTest $(PLUGIN_JAR) \
 	    -Drlmeta.soak.minutes=$(1) -Drlmeta.soak.seed=$$seed >$(BUILD)/$(3).log 2>&1 \
 	  || { grep '^\[soak\]' $(BUILD)/$(3).log; tail -n 60 $(BUILD)/$(3).log; \
-	       echo "FAILED: $(3) (seed $$seed; log $(BUILD)/$(3).log, broker logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; }
+	       echo "FAILED: $(3) (seed $$seed; log $(BUILD)/$(3).log, broker logs under $(CLUSTER_TARGET)/cluster-work)"; exit 1; }
 	@grep '^\[soak\]\|^\[cluster\]' $(BUILD)/$(3).log
 endef
 
@@ -212,7 +216,7 @@ version-matrix-test: plugin setup-py $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS
 	  passed=$$(grep -c '^\[version-matrix\] [0-9.]*: PASS' $(BUILD)/version-matrix-lines.txt || true); \
 	  echo "version-matrix: $$passed passed, $$((total - passed)) failed"; \
 	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ] || [ $$linked -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
-	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_DIR)/target/cluster-work)"; exit 1; fi
+	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_TARGET)/cluster-work)"; exit 1; fi
 
 BINDING_TESTS += plugin-test cluster-test reassign-test-lean secure-test version-matrix-test soak-test journey-test
 
