@@ -114,10 +114,10 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private final RateLimitedLog refusals = new RateLimitedLog(60_000);
     private volatile Backfill backfill;
     // the threads below the consumer: each runs under the guard (logged, counted, restarted after a backoff)
-    static final String INIT_THREAD = "RlmetaRLMMInitializationThread";
-    static final String POLICY_THREAD = "RlmetaRLMMCleanupPolicy";
-    static final String BACKFILL_THREAD = "RlmetaRLMMBackfill";
-    static final String DUMP_THREAD = "RlmetaRLMMDump";
+    public static final String INIT_THREAD = "RlmetaRLMMInitializationThread";
+    public static final String POLICY_THREAD = "RlmetaRLMMCleanupPolicy";
+    public static final String BACKFILL_THREAD = "RlmetaRLMMBackfill";
+    public static final String DUMP_THREAD = "RlmetaRLMMDump";
     private final ThreadGuard guard = new ThreadGuard(() -> this.closed);
     private volatile Thread backfillThread;
     private volatile AccessProblems problems = new AccessProblems(Map.of());
