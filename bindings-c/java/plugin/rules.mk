@@ -11,8 +11,10 @@
 #   plugin-test         JUnit: the plugin driven through Kafka's RLMM interface against a real broker, and
 #                       its level from cleanup.policy once no level record is left (PluginPolicyLevelTest), and
 #                       faults injected into a live instance: a failed apply, a panic in the core, a dead consumer
-#                       thread each stop serving and rebuild; reads during a large apply; close at any moment of
-#                       the start leaks nothing (PluginFaultTest); the MBean's attributes as Kafka 4.4.0's own
+#                       thread each stop serving and rebuild; a poison record replays then stops its metadata
+#                       partition alone while another one serves throughout; an Error in each other thread is
+#                       logged, counted and the thread restarts; reads during a large apply; close at any moment
+#                       of the start leaks nothing (PluginFaultTest); the MBean's attributes as Kafka 4.4.0's own
 #                       metrics (KIP-877, the jar in libs/), read over JMX, and the same broker with the Prometheus
 #                       JMX exporter agent (Maven Central) on ops/prometheus/jmx-exporter-rlmeta.yml: /metrics serves
 #                       every series ops/README.md documents, counters move on tiering and retention, the Grafana
