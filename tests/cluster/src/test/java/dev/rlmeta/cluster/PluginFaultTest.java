@@ -469,7 +469,9 @@ class PluginFaultTest {
             // a record in that metadata partition, as another broker writes one
             java.util.Properties pp = new java.util.Properties();
             pp.put("bootstrap.servers", cluster.bootstrap());
+            pp.put("linger.ms", "50"); // both records below in one request
             long poisonOffset;
+            Uuid servedSegment = Uuid.randomUuid();
             try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> producer =
                          new org.apache.kafka.clients.producer.KafkaProducer<>(pp,
                                  new org.apache.kafka.common.serialization.ByteArraySerializer(),
@@ -478,8 +480,20 @@ class PluginFaultTest {
                         .serialize(copyStarted(Uuid.randomUuid(), 1_000_000, 1_000_099));
                 byte[] key = (tp.topicId() + ":" + tp.topic() + ":" + tp.partition() + ":1000099:0")
                         .getBytes(java.nio.charset.StandardCharsets.UTF_8); // the topic is compacted: keyed
+                // with it, a record of the other metadata partition (likely in the same poll): it is applied
+                // although the poison record's metadata partition fails
+                RemoteLogSegmentMetadata otherSegment = new RemoteLogSegmentMetadata(new RemoteLogSegmentId(served,
+                        servedSegment), 0, 99, 1_700_000_000_000L, 100, System.currentTimeMillis(), 4096, Optional.empty(),
+                        RemoteLogSegmentState.COPY_SEGMENT_STARTED, Map.of(0, 0L));
+                int servedMp = RlMeta.metadataPartition(served.topicId().toString(), served.partition(), 3);
+                var servedSent = producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("__remote_log_metadata",
+                        servedMp, (served.topicId() + ":" + served.topic() + ":" + served.partition() + ":99:0")
+                                .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        new org.apache.kafka.server.log.remote.metadata.storage.serialization.RemoteLogMetadataSerde()
+                                .serialize(otherSegment)));
                 poisonOffset = producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("__remote_log_metadata",
                         mp, key, value)).get(30, TimeUnit.SECONDS).offset();
+                servedSent.get(30, TimeUnit.SECONDS);
             }
             KafkaCluster.await(mp + " stopped", LIMIT, () -> h.stoppedPartitions().contains(mp));
             long rebuilds = m.rebuilds() - before;
@@ -490,6 +504,13 @@ class PluginFaultTest {
             assertEquals(List.of(), misses.subList(0, Math.min(5, misses.size())), served + " (another metadata "
                     + "partition) stopped answering while " + META + "-" + mp + " was replayed and stopped (" + misses.size()
                     + " of " + probes.get() + " probes)");
+            KafkaCluster.await("the other metadata partition's record applied", LIMIT, () -> {
+                try {
+                    return listed(m, served).contains(servedSegment);
+                } catch (Exception e) {
+                    return false;
+                }
+            });
             assertEquals(rebuilds, m.rebuilds() - before, "rebuilds went on after the metadata partition stopped");
             assertEquals(2, rebuilds, "replays of the metadata partition: one after each of the first 2 failures");
             assertFalse(m.isReady(tp), tp + " is served from a stopped metadata partition");
