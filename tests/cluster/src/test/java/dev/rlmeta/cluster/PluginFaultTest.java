@@ -571,7 +571,8 @@ class PluginFaultTest {
                 String line = "ERROR rlmeta RLMM thread " + name + " died of java.lang.Error: an Error injected by a test";
                 KafkaCluster.await("the log line", LIMIT, () -> logs.lines().stream().anyMatch(l -> l.startsWith(line)));
                 // the work started again: the manager becomes ready and serves, and the loop comes round again
-                KafkaCluster.await(tp + " ready after " + name + " died", LIMIT, () -> m.isReady(tp));
+                KafkaCluster.await("the manager initialized and " + tp + " ready after " + name + " died", LIMIT,
+                        () -> h.initialized() && m.isReady(tp));
                 listed(m, tp); // answers (throws while not served)
                 h.errorInThread(name);
                 if (name.equals(RlmetaRemoteLogMetadataManager.INIT_THREAD)) {

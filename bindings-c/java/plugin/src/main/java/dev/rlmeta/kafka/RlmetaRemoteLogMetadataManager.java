@@ -753,6 +753,10 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private CompletableFuture<Void> writeHoldingLock(RemoteLogMetadata event, TopicIdPartition tp)
             throws RemoteStorageException {
         int mp = metadataPartition(tp, numPartitions);
+        if (consumer.stopped(mp)) {
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(topic + "-" + mp + " (holding " + tp + ") stopped "
+                    + "on this broker after its records failed to apply again and again (see the broker's log)"));
+        }
         if (!consumer.isAssigned(mp)) {
             return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     topic + "-" + mp + " (holding " + tp + ") is not assigned to this broker's metadata consumer yet"));
@@ -1148,7 +1152,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         if (consumer == null) {
             throw new IllegalStateException("not configured");
         }
-        return new TestHooks(consumer, guard);
+        return new TestHooks(consumer, guard, () -> ready);
     }
 
     /** See {@link TestHooks#beforeApply}. */
@@ -1161,10 +1165,17 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     public static final class TestHooks {
         private final MetadataConsumer c;
         private final ThreadGuard guard;
+        private final java.util.function.BooleanSupplier ready;
 
-        private TestHooks(MetadataConsumer c, ThreadGuard guard) {
+        private TestHooks(MetadataConsumer c, ThreadGuard guard, java.util.function.BooleanSupplier ready) {
             this.c = c;
             this.guard = guard;
+            this.ready = ready;
+        }
+
+        /** Whether the initialization is done (clients up, threads started): writes are taken. */
+        public boolean initialized() {
+            return ready.getAsBoolean();
         }
 
         /** The names of the threads {@link #errorInThread} reaches (the consumer's: {@link #errorOnNextApply}). */
