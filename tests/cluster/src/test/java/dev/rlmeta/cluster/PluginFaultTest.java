@@ -65,7 +65,9 @@ import dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager;
  * ReplicaNotAvailableException) while the recovery is held, then be rebuilt, with every record
  * written before and during the fault, and equal to a fresh instance's replay of the topic.
  * Then: lookups answer while the consumer is in the middle of applying a large poll batch, and
- * closing at random moments of the start leaks no thread, client or native store.
+ * closing at random moments of the start leaks no thread, client or native store. Then (issue 31):
+ * a poison record replays and stops its metadata partition alone while another one serves
+ * throughout, and an Error in each of the other threads is logged, counted and survived.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class PluginFaultTest {
@@ -408,14 +410,17 @@ class PluginFaultTest {
     }
 
     /**
-     * Issue 31: a record that fails to apply every time (a poison record) made the plugin rebuild
-     * every metadata partition at once, in a tight loop, unavailable for ever. Now each rebuild waits
-     * (200 ms, doubling), and after 3 failures in a row on the same records their metadata partition
-     * stops: its partitions stay unavailable, the loop ends, and the other metadata partitions serve.
+     * Issue 31: a record that fails to apply every time (a poison record) made the plugin drop the
+     * whole store and rebuild every metadata partition at once, in a tight loop, every partition
+     * unavailable for ever. Now only its metadata partition is replayed, after 200 ms then 400 ms,
+     * and at the 3rd failure in a row on the same records it stops: its partitions stay unavailable
+     * (a log line with the offsets and the error, the Stopped metric), and a partition of another
+     * metadata partition answers every lookup throughout, probed every few milliseconds from before
+     * the poison record until after the stop.
      */
     @Test
     @Order(7)
-    void aPoisonRecordStopsItsMetadataPartitionAfterThreeRebuildsAndTheOthersServe() throws Exception {
+    void aPoisonRecordReplaysOnlyItsMetadataPartitionThenStopsItWhileTheOthersServeThroughout() throws Exception {
         int mp = RlMeta.metadataPartition(tp.topicId().toString(), tp.partition(), 3);
         TopicIdPartition other = null;
         for (int p = 1; other == null; p++) {
@@ -426,12 +431,35 @@ class PluginFaultTest {
         }
         TopicIdPartition served = other;
         RlmetaRemoteLogMetadataManager m = new RlmetaRemoteLogMetadataManager();
-        try {
+        List<String> misses = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.concurrent.atomic.AtomicBoolean probing = new java.util.concurrent.atomic.AtomicBoolean(true);
+        AtomicInteger probes = new AtomicInteger();
+        Thread prober = new Thread(() -> {
+            while (probing.get()) {
+                try {
+                    if (!m.isReady(served)) {
+                        misses.add("isReady(" + served + ") false");
+                    }
+                    listed(m, served);
+                    m.highestOffsetForEpoch(served, 0);
+                } catch (Exception e) {
+                    misses.add(e.toString());
+                }
+                probes.incrementAndGet();
+                try {
+                    Thread.sleep(2);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "poison-prober");
+        try (LogCapture logs = LogCapture.start("dev.rlmeta")) {
             m.configure(configs("poison"));
             RlmetaRemoteLogMetadataManager.TestHooks h = m.testHooks();
             m.onPartitionLeadershipChanges(Set.of(), Set.of(tp, served));
             KafkaCluster.await("both partitions ready", LIMIT, () -> m.isReady(tp) && m.isReady(served));
             long before = m.rebuilds();
+            prober.start();
             // every apply of tp's metadata partition fails from now on, whatever its records
             h.beforeApply((partition, from, batch) -> {
                 if (partition == mp) {
@@ -441,6 +469,9 @@ class PluginFaultTest {
             // a record in that metadata partition, as another broker writes one
             java.util.Properties pp = new java.util.Properties();
             pp.put("bootstrap.servers", cluster.bootstrap());
+            pp.put("linger.ms", "50"); // both records below in one request
+            long poisonOffset;
+            Uuid servedSegment = Uuid.randomUuid();
             try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> producer =
                          new org.apache.kafka.clients.producer.KafkaProducer<>(pp,
                                  new org.apache.kafka.common.serialization.ByteArraySerializer(),
@@ -449,23 +480,125 @@ class PluginFaultTest {
                         .serialize(copyStarted(Uuid.randomUuid(), 1_000_000, 1_000_099));
                 byte[] key = (tp.topicId() + ":" + tp.topic() + ":" + tp.partition() + ":1000099:0")
                         .getBytes(java.nio.charset.StandardCharsets.UTF_8); // the topic is compacted: keyed
-                producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("__remote_log_metadata", mp, key,
-                        value)).get(30, TimeUnit.SECONDS);
+                // with it, a record of the other metadata partition (likely in the same poll): it is applied
+                // although the poison record's metadata partition fails
+                RemoteLogSegmentMetadata otherSegment = new RemoteLogSegmentMetadata(new RemoteLogSegmentId(served,
+                        servedSegment), 0, 99, 1_700_000_000_000L, 100, System.currentTimeMillis(), 4096, Optional.empty(),
+                        RemoteLogSegmentState.COPY_SEGMENT_STARTED, Map.of(0, 0L));
+                int servedMp = RlMeta.metadataPartition(served.topicId().toString(), served.partition(), 3);
+                var servedSent = producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("__remote_log_metadata",
+                        servedMp, (served.topicId() + ":" + served.topic() + ":" + served.partition() + ":99:0")
+                                .getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        new org.apache.kafka.server.log.remote.metadata.storage.serialization.RemoteLogMetadataSerde()
+                                .serialize(otherSegment)));
+                poisonOffset = producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("__remote_log_metadata",
+                        mp, key, value)).get(30, TimeUnit.SECONDS).offset();
+                servedSent.get(30, TimeUnit.SECONDS);
             }
             KafkaCluster.await(mp + " stopped", LIMIT, () -> h.stoppedPartitions().contains(mp));
-            KafkaCluster.await(served + " ready again", LIMIT, () -> m.isReady(served)); // after the last rebuild
             long rebuilds = m.rebuilds() - before;
             Thread.sleep(3_000);
+            probing.set(false);
+            prober.join(10_000);
+            assertTrue(probes.get() > 50, "too few probes: " + probes.get());
+            assertEquals(List.of(), misses.subList(0, Math.min(5, misses.size())), served + " (another metadata "
+                    + "partition) stopped answering while " + META + "-" + mp + " was replayed and stopped (" + misses.size()
+                    + " of " + probes.get() + " probes)");
+            KafkaCluster.await("the other metadata partition's record applied", LIMIT, () -> {
+                try {
+                    return listed(m, served).contains(servedSegment);
+                } catch (Exception e) {
+                    return false;
+                }
+            });
             assertEquals(rebuilds, m.rebuilds() - before, "rebuilds went on after the metadata partition stopped");
-            assertEquals(3, rebuilds, "rebuilds: one after each of the 3 failures");
+            assertEquals(2, rebuilds, "replays of the metadata partition: one after each of the first 2 failures");
             assertFalse(m.isReady(tp), tp + " is served from a stopped metadata partition");
-            assertThrows(ReplicaNotAvailableException.class, () -> m.listRemoteLogSegments(tp));
-            assertEquals(List.of(), listed(m, served), "the other metadata partition's partition answers");
-            System.out.printf("[fault] a poison record in %s-%d: %d rebuilds with backoff, then the metadata partition "
-                    + "stopped (%s unavailable); %s in another metadata partition serves%n", "__remote_log_metadata", mp,
-                    rebuilds, tp, served);
+            ReplicaNotAvailableException e = assertThrows(ReplicaNotAvailableException.class, () -> m.listRemoteLogSegments(tp));
+            assertTrue(e.getMessage().contains("stopped"), e.getMessage());
+            boolean[] stopped = (boolean[]) ManagementFactory.getPlatformMBeanServer().getAttribute(m.mbeanName(), "Stopped");
+            for (int p = 0; p < stopped.length; p++) {
+                assertEquals(p == mp, stopped[p], "the Stopped metric of metadata partition " + p);
+            }
+            List<String> lines = logs.lines();
+            String stopLine = lines.stream().filter(l -> l.startsWith("ERROR") && l.contains(META + "-" + mp + " stopped")
+                    && l.contains("offset") && l.contains("a poison record (test)")).findFirst()
+                    .orElseThrow(() -> new AssertionError("no ERROR line naming the stopped partition, its offsets and "
+                            + "the error: " + lines));
+            long replayLines = lines.stream().filter(l -> l.contains("is replayed from its beginning in")).count();
+            assertEquals(2, replayLines, "log lines announcing a replay: " + lines);
+            assertTrue(lines.stream().anyMatch(l -> l.contains("replayed from its beginning in 200 ms"))
+                    && lines.stream().anyMatch(l -> l.contains("replayed from its beginning in 400 ms")),
+                    "the backoff doubles: " + lines);
+            System.out.printf("[fault] a poison record at %s-%d offset %d: %d replays of that metadata partition alone "
+                    + "(200 ms, 400 ms), then it stopped (%s unavailable, Stopped metric 1); %s in another metadata "
+                    + "partition answered all %d probes meanwhile; the log: %s%n", META, mp, poisonOffset, rebuilds, tp,
+                    served, probes.get(), stopLine);
         } finally {
+            probing.set(false);
             m.close();
+        }
+    }
+
+    /**
+     * Issue 31: a thread of the plugin that dies of an Error no longer dies silently. For each of the
+     * initialization, cleanup-policy refresh, backfill and dump threads: an Error injected into its
+     * next round is logged at ERROR with the thread's name, counted (ThreadDeaths), and the thread's
+     * work starts again after a backoff: the initialization still makes the manager ready, and
+     * each loop reaches its next round (a second injected Error is thrown too, which a dead thread
+     * never would).
+     */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {RlmetaRemoteLogMetadataManager.INIT_THREAD,
+            RlmetaRemoteLogMetadataManager.POLICY_THREAD, RlmetaRemoteLogMetadataManager.BACKFILL_THREAD,
+            RlmetaRemoteLogMetadataManager.DUMP_THREAD})
+    @Order(8)
+    void anErrorInAnotherThreadIsLoggedCountedAndTheThreadRestarts(String name) throws Exception {
+        assertTrue(RlmetaRemoteLogMetadataManager.TestHooks.GUARDED_THREADS.contains(name), name);
+        {
+            Map<String, Object> c = configs("thread-" + name);
+            c.put("rlmeta.policy.refresh.ms", "100");
+            c.put("rlmeta.backfill.check.ms", "100");
+            RlmetaRemoteLogMetadataManager m = new RlmetaRemoteLogMetadataManager();
+            try (LogCapture logs = LogCapture.start("dev.rlmeta")) {
+                m.configure(c);
+                RlmetaRemoteLogMetadataManager.TestHooks h = m.testHooks();
+                h.errorInThread(name); // initialization: before it marks the manager ready (a round trip from now)
+                m.onPartitionLeadershipChanges(Set.of(tp), Set.of());
+                KafkaCluster.await(name + " to throw the injected Error", LIMIT, () -> h.errorsThrown(name) == 1);
+                ObjectName mbean = m.mbeanName();
+                KafkaCluster.await("ThreadDeaths 1", LIMIT, () -> threadDeaths(mbean) == 1L);
+                String line = "ERROR rlmeta RLMM thread " + name + " died of java.lang.Error: an Error injected by a test";
+                KafkaCluster.await("the log line", LIMIT, () -> logs.lines().stream().anyMatch(l -> l.startsWith(line)));
+                // the work started again: the manager becomes ready and serves, and the loop comes round again
+                KafkaCluster.await("the manager initialized and " + tp + " ready after " + name + " died", LIMIT,
+                        () -> h.initialized() && m.isReady(tp));
+                listed(m, tp); // answers (throws while not served)
+                h.errorInThread(name);
+                if (name.equals(RlmetaRemoteLogMetadataManager.INIT_THREAD)) {
+                    Thread.sleep(500); // the initialization is done: it has no next round
+                    assertEquals(1, h.errorsThrown(name), "a finished initialization ran again");
+                } else {
+                    KafkaCluster.await(name + " to come round again and throw a second Error", LIMIT,
+                            () -> h.errorsThrown(name) == 2);
+                    KafkaCluster.await("ThreadDeaths 2", LIMIT, () -> threadDeaths(mbean) == 2L);
+                }
+                String lastError = (String) ManagementFactory.getPlatformMBeanServer().getAttribute(mbean, "LastError");
+                assertTrue(lastError != null && lastError.contains(name), "LastError: " + lastError);
+                System.out.printf("[thread] %s: an injected Error logged (%s...), counted (ThreadDeaths), the work "
+                        + "started again (%s)%n", name, line, name.equals(RlmetaRemoteLogMetadataManager.INIT_THREAD)
+                        ? "the manager became ready" : "a second Error thrown on its next round");
+            } finally {
+                m.close();
+            }
+        }
+    }
+
+    static long threadDeaths(ObjectName mbean) {
+        try {
+            return (Long) ManagementFactory.getPlatformMBeanServer().getAttribute(mbean, "ThreadDeaths");
+        } catch (javax.management.JMException e) {
+            throw new IllegalStateException(e);
         }
     }
 

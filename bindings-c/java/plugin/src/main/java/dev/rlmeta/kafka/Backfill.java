@@ -82,6 +82,9 @@ final class Backfill implements Runnable {
         Semaphore writeLock(TopicIdPartition tp);
 
         boolean closed();
+
+        /** At the top of each round: where a test's fault hook throws (ThreadGuard#checkpoint). */
+        default void checkpoint() {}
     }
 
     /** One led partition in this leadership term. */
@@ -177,6 +180,7 @@ final class Backfill implements Runnable {
             } catch (InterruptedException e) {
                 return;
             }
+            host.checkpoint();
             for (Map.Entry<TopicIdPartition, Term> e : new ArrayList<>(terms.entrySet())) {
                 if (host.closed() || Thread.currentThread().isInterrupted()) {
                     return;

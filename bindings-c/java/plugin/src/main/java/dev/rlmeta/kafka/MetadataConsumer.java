@@ -40,14 +40,20 @@ import dev.rlmeta.RlMetaException;
  * until read to its end), the initialization of user partitions, and counts of every outcome.
  * It never stops on a record: tombstones, undecodable values and bad keys are counted and logged.
  *
- * <p>It never serves a cache that silently lacks records. If applying a poll's records fails in
- * any way (the store throws, the native store is poisoned by a panic in the core), the store is
- * dropped and rebuilt from the beginning of every held metadata partition: a fresh store, every
- * user partition loaded but not initialized (reads answer ReplicaNotAvailableException, isReady
- * false, as while bootstrapping) until it is read to its end again. Write futures keep waiting
- * for their records to be applied again. If the thread dies (an Error, anything unexpected), the
- * plugin stops serving everywhere, pending write futures fail at once with a retriable error, and
- * a new thread with a new client starts after a backoff and rebuilds the store the same way.
+ * <p>It never serves a cache that silently lacks records. If applying the records of metadata
+ * partition mp fails (the store refuses them, anything but a poisoned store), only mp is rebuilt:
+ * the core forgets what was replayed for the user partitions held in mp
+ * ({@link MetadataStore#rewindMetadataPartition}; they answer ReplicaNotAvailableException, isReady
+ * false, as while bootstrapping), mp is paused for a backoff (200 ms, doubling per failure in a row
+ * up to 60 s, per metadata partition), then read again from its beginning while every other
+ * metadata partition goes on serving. The same records failing {@link #POISON_FAILURES} times in a
+ * row stop mp: its partitions stay unavailable until the broker restarts (logged with the offsets
+ * and the error, the Stopped metric). If the native store is poisoned (a panic in the core), the
+ * whole store is dropped and rebuilt from the beginning of every held metadata partition, with the
+ * same backoff. Write futures keep waiting for their records to be applied again. If the thread
+ * dies (an Error, anything unexpected), the plugin stops serving everywhere, pending write futures
+ * fail at once with a retriable error, and a new thread with a new client starts after a backoff
+ * and rebuilds the whole store.
  */
 final class MetadataConsumer implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(MetadataConsumer.class);
@@ -86,7 +92,10 @@ final class MetadataConsumer implements Runnable {
     static final long MAX_REBUILD_BACKOFF_MS = 60_000;
     /** Failures in a row on the same records after which their metadata partition stops. */
     static final int POISON_FAILURES = 3;
-    private int rebuildsInARow;              // rebuilds since every partition was last initialized (consumer thread)
+    private int rebuildsInARow;              // whole-store rebuilds since every partition was last initialized (consumer thread)
+    private final int[] replaysInARow;       // per metadata partition: its replays since it was last initialized
+    private final long[] replayAt;           // per metadata partition: nanoTime its replay starts (paused till then); 0: none due
+    private final AtomicLong deaths = new AtomicLong();
     private final int[] failuresInARow;      // per metadata partition (consumer thread)
     private final long[] failedFrom;
     private final long[] failedTo;
@@ -186,6 +195,8 @@ final class MetadataConsumer implements Runnable {
         this.failedFrom = new long[numPartitions];
         this.failedTo = new long[numPartitions];
         this.stopped = new java.util.concurrent.atomic.AtomicIntegerArray(numPartitions);
+        this.replaysInARow = new int[numPartitions];
+        this.replayAt = new long[numPartitions];
         for (int p = 0; p < numPartitions; p++) {
             positions.set(p, -1);
             lags.set(p, -1);
@@ -224,6 +235,12 @@ final class MetadataConsumer implements Runnable {
     long rebuilds() { return rebuilds.get(); }
 
     long restarts() { return restarts.get(); }
+
+    /** How many times the consumer thread died (each logged at ERROR with the thread's name). */
+    long deaths() { return deaths.get(); }
+
+    /** Whether a metadata partition stopped for good after a record failed to apply again and again. */
+    boolean stopped(int metadataPartition) { return stopped.get(metadataPartition) == 1; }
 
     String lastError() { return lastError; }
 
@@ -420,9 +437,10 @@ final class MetadataConsumer implements Runnable {
     private void died(Throwable t) {
         String why = t.toString();
         serving = false;
-        lastError = "consumer thread died: " + why;
-        log.error("rlmeta consumer of {} died; remote storage is unavailable on this broker until a new consumer "
-                + "has rebuilt the store", topic, t);
+        deaths.incrementAndGet();
+        lastError = "consumer thread " + Thread.currentThread().getName() + " died: " + why;
+        log.error("rlmeta consumer of {}: thread {} died of {}; remote storage is unavailable on this broker until a "
+                + "new consumer has rebuilt the store", topic, Thread.currentThread().getName(), why, t);
         List<Waiter> failed;
         synchronized (waiters) {
             down = why;
@@ -481,6 +499,11 @@ final class MetadataConsumer implements Runnable {
         assignedUser.clear();
         assignedMeta.clear();
         pendingInit.clear();
+        java.util.Arrays.fill(replayAt, 0);
+        KafkaConsumer<byte[], byte[]> c = consumer;
+        if (c != null && !c.paused().isEmpty()) {
+            c.resume(c.paused()); // the whole store is read again: no metadata partition waits for its own replay
+        }
         CountDownLatch gate = recoveryGate;
         if (gate != null) {
             gate.await();
@@ -499,28 +522,38 @@ final class MetadataConsumer implements Runnable {
     }
 
     /**
-     * A failed apply: counts it against its metadata partition (failures in a row: no apply of that
-     * metadata partition has got past where the first of them failed), stops that metadata partition
-     * for good after {@link #POISON_FAILURES} of them (its user partitions stay
-     * unavailable, logged once with the offsets and the error, counted), and waits before the
-     * rebuild: 200 ms, doubling with each rebuild in a row, up to 60 s. A rebuild in a row is one
-     * that comes before the store's previous rebuild initialized every partition again.
+     * Counts a failed apply against its metadata partition (failures in a row: no apply of that
+     * metadata partition has got past where the first of them failed) and stops that metadata
+     * partition for good at the {@value #POISON_FAILURES}th: its user partitions stay unavailable
+     * (logged once with the offsets and the error, the Stopped metric). True if it stopped now.
+     */
+    private boolean countFailure(ApplyFailed e) {
+        int mp = e.mp;
+        if (mp < 0) {
+            return false;
+        }
+        if (failuresInARow[mp]++ == 0) {
+            failedFrom[mp] = e.from; // where the streak began: an apply past it ends the streak
+        }
+        failedTo[mp] = Math.max(failedTo[mp], e.to);
+        if (failuresInARow[mp] < POISON_FAILURES || stopped.get(mp) == 1) {
+            return false;
+        }
+        stopped.set(mp, 1);
+        log.error("rlmeta: {}-{} stopped: its records from offset {} (up to {}) failed to apply {} times in a row ({}); "
+                + "its user partitions stay unavailable on this broker until it restarts; the other metadata "
+                + "partitions serve", topic, mp, failedFrom[mp], failedTo[mp], failuresInARow[mp], e.getCause());
+        return true;
+    }
+
+    /**
+     * A failed apply that needs the whole store rebuilt (a poisoned store, a failure of no one
+     * metadata partition): counted as {@link #countFailure}, then a wait before the rebuild: 200 ms,
+     * doubling with each rebuild in a row, up to 60 s. A rebuild in a row is one that comes before
+     * the store's previous rebuild initialized every partition again.
      */
     private void failed(ApplyFailed e) throws InterruptedException {
-        int mp = e.mp;
-        if (mp >= 0) {
-            if (failuresInARow[mp]++ == 0) {
-                failedFrom[mp] = e.from; // where the streak began: an apply past it ends the streak
-            }
-            failedTo[mp] = Math.max(failedTo[mp], e.to);
-            if (failuresInARow[mp] >= POISON_FAILURES && stopped.get(mp) == 0) {
-                stopped.set(mp, 1);
-                log.error("rlmeta: {}-{} stopped: its records from offset {} (up to {}) failed to apply {} times in a row ({}); "
-                        + "its user partitions stay unavailable on this broker until it restarts; the other metadata "
-                        + "partitions are rebuilt and serve", topic, mp, failedFrom[mp], failedTo[mp], failuresInARow[mp],
-                        e.getCause());
-            }
-        }
+        countFailure(e);
         rebuildsInARow++;
         long backoff = Math.min(MAX_REBUILD_BACKOFF_MS, REBUILD_BACKOFF_MS << Math.min(rebuildsInARow - 1, 20));
         serving = false;
@@ -528,6 +561,142 @@ final class MetadataConsumer implements Runnable {
             if (!closed) {
                 wakeups.wait(backoff);
             }
+        }
+    }
+
+    /** Whether a failed apply needs the whole store dropped (else only its metadata partition is replayed). */
+    private static boolean wholeStore(ApplyFailed e) {
+        return e.mp < 0 || e.getCause() instanceof RlMetaException.Internal;
+    }
+
+    /**
+     * The records of one metadata partition failed to apply (the store itself is sound): the core
+     * forgets what was replayed for the user partitions held in it (they answer as not initialized:
+     * ReplicaNotAvailableException, isReady false), it is paused and rewound, and its replay from the
+     * beginning starts after a backoff of its own (200 ms, doubling with each replay in a row, up to
+     * 60 s; {@link #replayDue}). The other metadata partitions go on serving. At the
+     * {@value #POISON_FAILURES}th failure in a row on the same records it stops instead: no longer
+     * read, its pending writes failed retriably.
+     */
+    private void partitionFailed(ApplyFailed e) {
+        int mp = e.mp;
+        boolean stop = countFailure(e);
+        int reset;
+        try {
+            reset = store.rewindMetadataPartition(mp, numPartitions);
+        } catch (RuntimeException ex) {
+            throw new ApplyFailed("forgetting the replayed records of " + topic + "-" + mp + " failed", ex);
+        }
+        TopicPartition mtp = new TopicPartition(topic, mp);
+        consumer.pause(List.of(mtp));
+        consumer.seekToBeginning(List.of(mtp)); // positions: the store holds nothing of mp now
+        initialized.set(mp, 0);
+        lastError = e.getMessage();
+        dirty = true;
+        if (stop) {
+            replayAt[mp] = 0;
+            pendingInit.remove(mp);
+            reassign = true; // a stopped metadata partition is no longer assigned
+            failWaiters(mp, "stopped: its records from offset " + failedFrom[mp] + " fail to apply");
+            return;
+        }
+        Map<TopicIdPartition, Long> pending = pendingInit.computeIfAbsent(mp, k -> new HashMap<>());
+        for (TopicIdPartition tp : assignedUser) {
+            if (metadataPartition(tp) == mp) {
+                pending.put(tp, Long.MAX_VALUE); // the end offset to reach is sampled when the replay starts
+            }
+        }
+        replaysInARow[mp]++;
+        long backoff = Math.min(MAX_REBUILD_BACKOFF_MS, REBUILD_BACKOFF_MS << Math.min(replaysInARow[mp] - 1, 20));
+        long at = System.nanoTime() + backoff * 1_000_000L;
+        replayAt[mp] = at == 0 ? 1 : at;
+        log.error("rlmeta consumer of {}: {}; {}-{} is replayed from its beginning in {} ms, its {} user partition(s) "
+                + "unavailable until then (failure {} of at most {} in a row on these records; the other metadata "
+                + "partitions serve)", topic, e.getMessage(), topic, mp, backoff, reset, failuresInARow[mp], POISON_FAILURES,
+                e.getCause());
+    }
+
+    /**
+     * Starts the replay of each metadata partition whose backoff is over (and that a test does not
+     * hold): forgets again what the store holds of it (a partition loaded meanwhile included), reads
+     * it from its beginning to its end offset sampled now, then marks its user partitions initialized.
+     */
+    private void replayDue() {
+        CountDownLatch gate = recoveryGate;
+        if (gate != null && gate.getCount() > 0) {
+            return;
+        }
+        long now = System.nanoTime();
+        List<TopicPartition> due = new ArrayList<>();
+        for (int p = 0; p < numPartitions; p++) {
+            if (replayAt[p] == 0 || now - replayAt[p] < 0) {
+                continue;
+            }
+            if (!assignedMeta.contains(p) || stopped.get(p) == 1) { // none of its partitions is held any more
+                replayAt[p] = 0;
+                pendingInit.remove(p);
+                continue;
+            }
+            due.add(new TopicPartition(topic, p));
+        }
+        if (due.isEmpty()) {
+            return;
+        }
+        for (TopicPartition mtp : due) {
+            try {
+                store.rewindMetadataPartition(mtp.partition(), numPartitions);
+            } catch (RuntimeException ex) {
+                throw new ApplyFailed("forgetting the replayed records of " + mtp + " failed", ex);
+            }
+        }
+        consumer.seekToBeginning(due);
+        Map<TopicPartition, Long> ends = consumer.endOffsets(due); // a failure: retried (replayAt still set)
+        for (TopicPartition mtp : due) {
+            int mp = mtp.partition();
+            Map<TopicIdPartition, Long> pending = pendingInit.computeIfAbsent(mp, k -> new HashMap<>());
+            for (TopicIdPartition tp : assignedUser) {
+                if (metadataPartition(tp) == mp) {
+                    pending.put(tp, ends.get(mtp));
+                }
+            }
+            replayAt[mp] = 0;
+            rebuilds.incrementAndGet();
+            log.warn("rlmeta consumer of {}: replaying {} from its beginning to offset {} ({} user partition(s), replay {} "
+                    + "in a row)", topic, mtp, ends.get(mtp), pending.size(), replaysInARow[mp]);
+        }
+        assignedAt = now;
+        consumer.resume(due);
+        dirty = true;
+    }
+
+    /** Pauses again every metadata partition waiting for its replay (after a reassignment). */
+    private void pauseWaiting() {
+        List<TopicPartition> waiting = new ArrayList<>();
+        for (int p : assignedMeta) {
+            if (replayAt[p] != 0) {
+                waiting.add(new TopicPartition(topic, p));
+            }
+        }
+        if (!waiting.isEmpty()) {
+            consumer.pause(waiting);
+        }
+    }
+
+    /** Fails the pending writes of a metadata partition at once, retriably. */
+    private void failWaiters(int mp, String why) {
+        List<Waiter> failed = new ArrayList<>();
+        synchronized (waiters) {
+            waiters.removeIf(w -> {
+                if (w.partition == mp) {
+                    failed.add(w);
+                    return true;
+                }
+                return false;
+            });
+        }
+        for (Waiter w : failed) {
+            w.future.completeExceptionally(KafkaCompat.retriable("the rlmeta metadata consumer of " + topic + "-" + mp
+                    + " " + why + ": the write was produced but this broker cannot apply it"));
         }
     }
 
@@ -553,12 +722,14 @@ final class MetadataConsumer implements Runnable {
                     reassign = false;
                     try {
                         reassign();
+                        pauseWaiting();
                     } catch (RuntimeException e) {
                         reassign = true; // a wakeup or a cluster error mid-way: do it all again
                         throw e;
                     }
                     afterPoll(); // what is already at its end (an empty metadata partition) needs no poll
                 }
+                replayDue();
                 if (assignedMeta.isEmpty()) {
                     synchronized (wakeups) { // nothing to read yet (poll() refuses an empty assignment)
                         if (!reassign && !closed) {
@@ -574,7 +745,18 @@ final class MetadataConsumer implements Runnable {
                 // all applied means the store lacks them, so it is rebuilt (never skipped)
                 try {
                     for (TopicPartition tp : records.partitions()) {
-                        apply(tp.partition(), records.records(tp));
+                        int mp = tp.partition();
+                        if (replayAt[mp] != 0 || stopped.get(mp) == 1) {
+                            continue; // fetched before it was paused: it is read again from its beginning
+                        }
+                        try {
+                            apply(mp, records.records(tp));
+                        } catch (ApplyFailed e) {
+                            if (wholeStore(e)) {
+                                throw e;
+                            }
+                            partitionFailed(e); // only mp is rebuilt; the others' records of this poll apply
+                        }
                     }
                 } catch (ApplyFailed e) {
                     throw e;
@@ -896,7 +1078,8 @@ final class MetadataConsumer implements Runnable {
                     dirty = true;
                 }
             }
-            if (m.getValue().isEmpty()) {
+            if (m.getValue().isEmpty() && replayAt[m.getKey()] == 0) {
+                replaysInARow[m.getKey()] = 0; // read to its end again: the next failure backs off from the start
                 mps.remove();
             }
         }

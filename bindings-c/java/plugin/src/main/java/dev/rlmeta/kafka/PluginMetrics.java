@@ -70,6 +70,7 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
     private final StartupTimeline timeline;
     private final Supplier<MetadataStore> store;
     private final Set<TopicIdPartition> held;
+    private final ThreadGuard guard;
     private volatile String initError;
     private ObjectName registered;
     private final List<ObjectName> tagged = new ArrayList<>();
@@ -81,7 +82,9 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
      * @param held the user partitions the store holds (read only)
      */
     PluginMetrics(MetadataConsumer consumer, int numPartitions, Backfill backfill, String topic, int brokerId,
-                  StartupTimeline timeline, Supplier<MetadataStore> store, Set<TopicIdPartition> held) {
+                  StartupTimeline timeline, Supplier<MetadataStore> store, Set<TopicIdPartition> held,
+                  ThreadGuard guard) {
+        this.guard = guard;
         this.consumer = consumer;
         this.numPartitions = numPartitions;
         this.backfill = backfill;
@@ -398,6 +401,20 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
     }
 
     @Override
+    public long getThreadDeaths() {
+        return consumer.deaths() + guard.deaths();
+    }
+
+    @Override
+    public boolean[] getStopped() {
+        boolean[] a = new boolean[numPartitions];
+        for (int p = 0; p < numPartitions; p++) {
+            a[p] = consumer.stopped(p);
+        }
+        return a;
+    }
+
+    @Override
     public boolean isServing() {
         return consumer.serving();
     }
@@ -405,7 +422,8 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
     @Override
     public String getLastError() {
         String e = consumer.lastError();
-        return e != null ? e : initError;
+        String d = guard.lastDeath();
+        return e != null ? e : d != null ? d : initError;
     }
 
     @Override

@@ -50,11 +50,17 @@ public interface RemoteLogMetadataManagerMXBean {
     @Doc("The broker's node.id (broker.id), or -1 if the configuration had none.")
     int getBrokerId();
 
-    @Doc("How many times the store was dropped and rebuilt from the topic.")
+    @Doc("How many times the store, or one metadata partition of it, was dropped and rebuilt from the topic.")
     long getRebuilds();
 
     @Doc("How many times the consumer thread was restarted after it died.")
     long getConsumerRestarts();
+
+    @Doc("Times a thread of the plugin died (an Error included), each logged at ERROR with the thread's name: the consumer thread is replaced with a rebuild, the others start their work again after a backoff.")
+    long getThreadDeaths();
+
+    @Doc("Per metadata partition: stopped after the same records failed to apply again and again; its user partitions stay unavailable on this broker until it restarts.")
+    boolean[] getStopped();
 
     @Doc("Whether lookups are served (false while a rebuild or a restart is under way).")
     boolean isServing();

@@ -113,6 +113,12 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     // refused writes: one WARN a minute per partition and kind, with the count held back
     private final RateLimitedLog refusals = new RateLimitedLog(60_000);
     private volatile Backfill backfill;
+    // the threads below the consumer: each runs under the guard (logged, counted, restarted after a backoff)
+    public static final String INIT_THREAD = "RlmetaRLMMInitializationThread";
+    public static final String POLICY_THREAD = "RlmetaRLMMCleanupPolicy";
+    public static final String BACKFILL_THREAD = "RlmetaRLMMBackfill";
+    public static final String DUMP_THREAD = "RlmetaRLMMDump";
+    private final ThreadGuard guard = new ThreadGuard(() -> this.closed);
     private volatile Thread backfillThread;
     private volatile AccessProblems problems = new AccessProblems(Map.of());
 
@@ -180,15 +186,14 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         consumer = new MetadataConsumer(topic, numPartitions, store, this::replaceStore, this::markInitialized, timeline);
         consumer.setProblems(problems);
         backfill = new Backfill(backfillHost(), topic, numPartitions, configs, c.consumeWaitMs());
-        metrics = new PluginMetrics(consumer, numPartitions, backfill, topic, brokerId, timeline, () -> store, loaded);
+        metrics = new PluginMetrics(consumer, numPartitions, backfill, topic, brokerId, timeline, () -> store, loaded,
+                guard);
         metrics.register();
-        Thread t = new Thread(this::initialize, "RlmetaRLMMInitializationThread");
-        t.setDaemon(true);
+        Thread t = guard.newThread(INIT_THREAD, this::initialize);
         initThread = t;
         t.start();
         if (dumpPath != null) {
-            Thread d = new Thread(this::dumpLoop, "RlmetaRLMMDump");
-            d.setDaemon(true);
+            Thread d = guard.newThread(DUMP_THREAD, this::dumpLoop);
             dumpThread = d;
             d.start();
         }
@@ -282,18 +287,21 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
                 refreshPolicy();
                 timeline.mark("policy described");
                 startConsumer(c);
-                Thread pt = new Thread(this::refreshLoop, "RlmetaRLMMCleanupPolicy");
-                pt.setDaemon(true);
-                Thread bt = new Thread(backfill, "RlmetaRLMMBackfill");
-                bt.setDaemon(true);
+                guard.checkpoint(INIT_THREAD);
                 synchronized (partitionsLock) {
                     if (closed) {
                         return;
                     }
-                    policyThread = pt;
-                    pt.start();
-                    backfillThread = bt;
-                    bt.start();
+                    if (policyThread == null) { // once: a restarted initialization finds them started
+                        Thread pt = guard.newThread(POLICY_THREAD, this::refreshLoop);
+                        policyThread = pt;
+                        pt.start();
+                    }
+                    if (backfillThread == null) {
+                        Thread bt = guard.newThread(BACKFILL_THREAD, backfill);
+                        backfillThread = bt;
+                        bt.start();
+                    }
                 }
                 ready = true;
                 log.info("rlmeta RLMM initialized on broker {} after {} attempt(s), clients as {}", brokerId, attempt,
@@ -443,6 +451,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             } catch (InterruptedException e) {
                 return;
             }
+            guard.checkpoint(POLICY_THREAD);
             refreshPolicy();
             refreshFeatures();
             backfill.wake(); // a level may have moved to 1
@@ -744,6 +753,10 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     private CompletableFuture<Void> writeHoldingLock(RemoteLogMetadata event, TopicIdPartition tp)
             throws RemoteStorageException {
         int mp = metadataPartition(tp, numPartitions);
+        if (consumer.stopped(mp)) {
+            return CompletableFuture.failedFuture(KafkaCompat.retriable(topic + "-" + mp + " (holding " + tp + ") stopped "
+                    + "on this broker after its records failed to apply again and again (see the broker's log)"));
+        }
         if (!consumer.isAssigned(mp)) {
             return CompletableFuture.failedFuture(KafkaCompat.retriable(
                     topic + "-" + mp + " (holding " + tp + ") is not assigned to this broker's metadata consumer yet"));
@@ -926,6 +939,11 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             public boolean closed() {
                 return closed;
             }
+
+            @Override
+            public void checkpoint() {
+                guard.checkpoint(BACKFILL_THREAD);
+            }
         };
     }
 
@@ -989,6 +1007,11 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         } catch (RlMetaException.NotFound e) {
             throw new RemoteResourceNotFoundException("no remote log metadata for " + tp + ": " + e.getMessage());
         } catch (RlMetaException.NotInitialized e) {
+            int mp = metadataPartition(tp, numPartitions);
+            if (consumer.stopped(mp)) {
+                throw new ReplicaNotAvailableException("the remote log metadata of " + tp + " is unavailable: " + topic
+                        + "-" + mp + " stopped after its records failed to apply again and again (see the broker's log)");
+            }
             throw new ReplicaNotAvailableException("the remote log metadata of " + tp + " is not loaded yet");
         } catch (RlMetaException e) {
             throw new RemoteStorageException("rlmeta lookup for " + tp + " failed: " + e.getMessage(), e);
@@ -1129,7 +1152,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         if (consumer == null) {
             throw new IllegalStateException("not configured");
         }
-        return new TestHooks(consumer);
+        return new TestHooks(consumer, guard, () -> ready);
     }
 
     /** See {@link TestHooks#beforeApply}. */
@@ -1141,9 +1164,38 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
     /** See {@link #testHooks()}. */
     public static final class TestHooks {
         private final MetadataConsumer c;
+        private final ThreadGuard guard;
+        private final java.util.function.BooleanSupplier ready;
 
-        private TestHooks(MetadataConsumer c) {
+        private TestHooks(MetadataConsumer c, ThreadGuard guard, java.util.function.BooleanSupplier ready) {
             this.c = c;
+            this.guard = guard;
+            this.ready = ready;
+        }
+
+        /** Whether the initialization is done (clients up, threads started): writes are taken. */
+        public boolean initialized() {
+            return ready.getAsBoolean();
+        }
+
+        /** The names of the threads {@link #errorInThread} reaches (the consumer's: {@link #errorOnNextApply}). */
+        public static final java.util.List<String> GUARDED_THREADS = java.util.List.of(INIT_THREAD, POLICY_THREAD,
+                BACKFILL_THREAD, DUMP_THREAD);
+
+        /**
+         * The thread's next round throws an Error (initialization: right before it starts the policy and
+         * backfill threads and marks the manager ready; the others: at the top of each round).
+         */
+        public void errorInThread(String name) {
+            if (!GUARDED_THREADS.contains(name)) {
+                throw new IllegalArgumentException("no guarded thread " + name + " (" + GUARDED_THREADS + ")");
+            }
+            guard.arm(name);
+        }
+
+        /** How many Errors {@link #errorInThread} made the thread throw. */
+        public long errorsThrown(String name) {
+            return guard.fired(name);
         }
 
         /** The next apply of consumed records throws (a RuntimeException) instead of applying them. */
@@ -1298,6 +1350,7 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
 
     private void dumpLoop() {
         while (!closed) {
+            guard.checkpoint(DUMP_THREAD);
             if (consumer.takeDirty()) {
                 writeDump();
             }
