@@ -211,11 +211,10 @@ mod tests {
     use crate::feature::{LEVEL_RECORD_KEY, level_record_value};
     use crate::model::{TopicIdPartition, Uuid};
 
-    fn batch(
-        base: i64,
-        records: &[(Option<&[u8]>, Option<&[u8]>)],
-        codec: Option<Compression>,
-    ) -> Vec<u8> {
+    /// A record's key and value.
+    type Kv<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
+    fn batch(base: i64, records: &[Kv<'_>], codec: Option<Compression>) -> Vec<u8> {
         let mut b = BatchBuilder::new(base);
         for (i, (k, v)) in records.iter().enumerate() {
             b.push(NewRecord::new(i as i32, 1000 + base + i as i64, *k, *v));
