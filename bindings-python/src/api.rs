@@ -14,6 +14,7 @@ use rlmeta::feature::{self, MetadataLevel, NullKeyScan, PartitionLevel, Readines
 use rlmeta::inspect::{self, Inspector};
 use rlmeta::json::Int64Style;
 use rlmeta::keyed;
+use rlmeta::partition_scan::{Named, PartitionScan};
 use rlmeta::plan::event_from_json;
 use rlmeta::projection::{GrowthParams, project_growth};
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
@@ -1123,28 +1124,17 @@ type SupersededOut = (Tp, String, i64, i64, String, Vec<i64>);
 /// keyed records (the core's `keyed::verify_keyed`): `(live segments, records, null-key records,
 /// records after compaction, failures, superseded attempts)`; a superseded attempt is
 /// `(partition, segment id, start offset, end offset, id of the attempt served, offsets)`.
-#[pyfunction]
-pub fn verify_keyed(
-    py: Python<'_>,
-    records: Vec<Rec>,
-) -> (
+/// `(live segments, records, null-key records, records after compaction, failures, superseded)`.
+type VerdictOut = (
     usize,
     usize,
     usize,
     usize,
     Vec<UnheldOut>,
     Vec<SupersededOut>,
-) {
-    let records: Vec<LogRecord> = records
-        .into_iter()
-        .map(|(offset, timestamp_ms, key, value)| LogRecord {
-            offset,
-            timestamp_ms,
-            key,
-            value,
-        })
-        .collect();
-    let v = py.detach(|| keyed::verify_keyed(&records));
+);
+
+fn verdict_out(v: &keyed::KeyedVerdict) -> VerdictOut {
     let unheld = v.unheld.iter().map(|u| {
         let st = |s: Option<rlmeta::SegmentState>| s.map(|s| s.id());
         (
@@ -1176,6 +1166,105 @@ pub fn verify_keyed(
         unheld.collect(),
         superseded.collect(),
     )
+}
+
+/// Whether one metadata partition's records, read from its start, hold every live segment under
+/// keyed records (the core's `keyed::verify_keyed`): `(live segments, records, null-key records,
+/// records after compaction, failures, superseded attempts)`; a superseded attempt is
+/// `(partition, segment id, start offset, end offset, id of the attempt served, offsets)`.
+#[pyfunction]
+pub fn verify_keyed(py: Python<'_>, records: Vec<Rec>) -> VerdictOut {
+    let records: Vec<LogRecord> = records
+        .into_iter()
+        .map(|(offset, timestamp_ms, key, value)| LogRecord {
+            offset,
+            timestamp_ms,
+            key,
+            value,
+        })
+        .collect();
+    verdict_out(&py.detach(|| keyed::verify_keyed(&records)))
+}
+
+/// `(offset, timestamp or None, why or None)`: a named null-key record has a timestamp, an
+/// undecodable one a reason.
+type NamedOut = (i64, Option<i64>, Option<String>);
+
+/// One metadata partition of a live topic read from fetched record batches (the core's
+/// `partition_scan::PartitionScan`).
+#[pyclass(module = "rlmeta._native", name = "PartitionScan")]
+pub struct PartitionScan_ {
+    scan: PartitionScan,
+}
+
+#[pymethods]
+impl PartitionScan_ {
+    #[new]
+    #[pyo3(signature = (start, end, named, keep = false))]
+    fn new(start: i64, end: i64, named: usize, keep: bool) -> Self {
+        PartitionScan_ {
+            scan: PartitionScan::new(start, end, named, keep),
+        }
+    }
+
+    /// Reads the whole batches of one fetch's bytes; returns how many records they held.
+    fn push(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<u64> {
+        let scan = &mut self.scan;
+        run(py, data.len(), || scan.push(data))
+    }
+
+    fn next_offset(&self) -> i64 {
+        self.scan.next_offset()
+    }
+
+    fn done(&self) -> bool {
+        self.scan.done()
+    }
+
+    /// `(messages, null keys, null offsets, null timestamps, tombstones, undecodable, level,
+    /// invalid level)`.
+    #[allow(clippy::type_complexity)]
+    fn counts(
+        &self,
+    ) -> (
+        u64,
+        u64,
+        Option<(i64, i64)>,
+        Option<(i64, i64)>,
+        u64,
+        u64,
+        Option<i16>,
+        Option<String>,
+    ) {
+        let c = self.scan.counts();
+        (
+            c.messages,
+            c.null_keys,
+            c.null_offsets,
+            c.null_timestamps,
+            c.tombstones,
+            c.undecodable,
+            c.level.map(MetadataLevel::level),
+            c.invalid_level.clone(),
+        )
+    }
+
+    fn named(&self) -> Vec<NamedOut> {
+        self.scan
+            .named()
+            .iter()
+            .map(|n| match n {
+                Named::NullKey { offset, timestamp } => (*offset, Some(*timestamp), None),
+                Named::Undecodable { offset, why } => (*offset, None, Some(why.clone())),
+            })
+            .collect()
+    }
+
+    /// [`verify_keyed`] of the records read, None unless kept.
+    fn verify(&self, py: Python<'_>) -> Option<VerdictOut> {
+        let scan = &self.scan;
+        py.detach(|| scan.verify()).as_ref().map(verdict_out)
+    }
 }
 
 #[pyfunction]
@@ -1397,6 +1486,7 @@ pub fn project_growth_points(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Store_>()?;
+    m.add_class::<PartitionScan_>()?;
     m.add_class::<Inspector_>()?;
     m.add_class::<Inspection_>()?;
     m.add_class::<BatchReader>()?;

@@ -17,6 +17,8 @@
 //! - [`format`]: kafka-dump-log text and JSON. [`inspect`]: what an operator asks of a segment file.
 //! - [`index`]: a viewer's resumable columnar index of segment files (record kinds, states, flags,
 //!   batches, faults, and the records in or after a corrupt batch), fed in chunks.
+//! - [`partition_scan`]: one metadata partition's fetched record batches, counted and classified
+//!   for the migration tool (null keys, tombstones, undecodable values, level records).
 //! - [`reconcile`]: the metadata against a listing of the remote store: what is live, dangling,
 //!   abandoned, stuck, leaked or orphaned, and what is safe to delete.
 //! - [`error`]: the error type and its stable codes.
@@ -27,7 +29,7 @@
 //! 3. the codecs: `record`, `key`, `json`, `batch`, `checkpoint`; Kafka's log: `compaction`;
 //! 4. `feature`; 5. `cache` (its shared types in the leaf `cache::segment`);
 //! 6. `plan` (with the JSON of lifecycle events), `tiered`, `host`, `projection`, `inspect`,
-//!    `format`; 7. `index` (over `inspect`'s tables and compaction preview).
+//!    `format`, `partition_scan`; 7. `index` (over `inspect`'s tables and compaction preview).
 #![forbid(unsafe_code)]
 
 pub mod batch;
@@ -44,6 +46,7 @@ pub mod json;
 pub mod key;
 pub mod keyed;
 pub mod model;
+pub mod partition_scan;
 pub mod partitioner;
 pub mod plan;
 pub mod projection;

@@ -30,6 +30,7 @@ const UPPER: &[&str] = &[
     "projection",
     "tiered",
     "format",
+    "partition_scan",
 ];
 
 /// The module a file is (`cache::epoch`, `record`, `batch`), or None for tests and the crate root.

@@ -5,7 +5,8 @@
 # listing to /dev/null) and `simulate` with --bootstrap-server, against it with GNU time (wall time and peak
 # RSS of the tool's process), and prints one line per run, after the reference: Kafka's own Java consumer
 # reading the same topic to its end (timed by the generator, three runs). A measurement: it asserts nothing.
-# Env: SCALE_RECORDS (default 10000000), BENCH_HOLD_SECONDS (default 1800).
+# Env: SCALE_RECORDS (default 10000000), BENCH_HOLD_SECONDS (default 1800), TOOLS_SCALE_RLMETA (default
+# "scan inspect simulate": the rlmeta commands timed after the migration; empty for the migration only).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BOOT=build/scale-bootstrap.txt
@@ -29,7 +30,7 @@ for args in "--check" "--check --backfill"; do
   live=$(grep -o 'Live segments: [0-9]*' build/tools-scale.out | grep -o '[0-9]*$' || true)
   echo "[tools-scale] migration $args: ${wall} s wall, peak RSS $((rss / 1024)) MB; ${total:+$total records scanned}${live:+$live live segments verified}"
 done
-for cmd in scan inspect simulate; do
+for cmd in ${TOOLS_SCALE_RLMETA-scan inspect simulate}; do
   # inspect lists every record (gigabytes at 10 M): counted, not kept
   if [ "$cmd" = inspect ]; then out=/dev/null; else out=build/tools-scale-$cmd.out; fi
   /usr/bin/time -f "%e %M" -o build/tools-scale.time .venv/bin/rlmeta "$cmd" --bootstrap-server "$BS" --no-progress \

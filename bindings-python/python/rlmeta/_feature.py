@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
 from ._model import SegmentState, TopicIdPartition
@@ -47,6 +47,7 @@ __all__ = [
     "KeyedVerdict",
     "SupersededSegment",
     "verify_keyed",
+    "keyed_verdict",
 ]
 
 # The feature's name and the KIP tool's level-1 defaults (14 days, 1 day): the core's (_tables.py).
@@ -288,7 +289,12 @@ def verify_keyed(records: Iterable[Tuple[int, int, Optional[bytes], Optional[byt
     """The core's verdict for one metadata partition's ``(offset, timestamp, key, value)`` records,
     read from its start: replayed as they are, and as Kafka's cleaner could leave them at level 2
     (null-key records dropped, compacted), the same live segments in the same states."""
-    live, total, nulls, after, unheld, superseded = _native.verify_keyed(list(records))
+    return keyed_verdict(_native.verify_keyed(list(records)))
+
+
+def keyed_verdict(native: Tuple[Any, ...]) -> KeyedVerdict:
+    """The :class:`KeyedVerdict` of the binding's tuple (``verify_keyed``, ``PartitionScan.verify``)."""
+    live, total, nulls, after, unheld, superseded = native
     st = lambda s: None if s is None else SegmentState(s)  # noqa: E731
     return KeyedVerdict(live, total, nulls, after, tuple(
         UnheldSegment(TopicIdPartition(tp[1], tp[0], tp[2]), sid, why, st(a), st(b), tuple(o), tuple(n))

@@ -66,14 +66,13 @@ from ._feature import (
     level_move,
     level_record,
     manager_is_kip1266_capable,
-    parse_level_record,
     readiness,
-    verify_keyed,
     write_level,
+    KeyedVerdict,
+    keyed_verdict,
 )
 from ._kafka import METADATA_TOPIC, Cluster
 from ._security import AccessDenied, AuthenticationFailed, CommandConfigError
-from ._store import SkipKind, Store
 
 PROG = "kafka-remote-log-metadata-migration"
 DAY_MS = 86_400_000
@@ -249,12 +248,14 @@ class TopicState:
 
 
 def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool,
-               each_partition: Optional[Callable[[int, List[Tuple[int, int, Optional[bytes], Optional[bytes]]]], None]] = None
-               ) -> TopicState:
-    """Reads the metadata topic one partition at a time and keeps counts per partition. With
-    ``each_partition``, every record ``(offset, timestamp, key, value)`` of a partition is handed to
-    it once that partition is read, then dropped: memory is bounded by one metadata partition, not
-    the topic (every record of a user partition lives in one metadata partition)."""
+               each_partition: Optional[Callable[[int, KeyedVerdict], None]] = None) -> TopicState:
+    """Reads the metadata topic one partition at a time and keeps counts per partition: the raw
+    record batches of each fetch go to the core (``_native.PartitionScan``), which decodes,
+    replays and classifies every record; Python handles no record. With ``each_partition``, the
+    core also keeps the partition's records and hands ``each_partition`` its backfill verdict
+    (``keyed::verify_keyed``) once that partition is read, then drops them: memory is bounded by
+    one metadata partition, not the topic (every record of a user partition lives in one metadata
+    partition)."""
     parts = cluster.partitions(METADATA_TOPIC)
     if parts is None:
         raise Failure(f"Topic {METADATA_TOPIC} does not exist: there is nothing to migrate.")
@@ -263,42 +264,31 @@ def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool,
         out("Scanning messages...")
     scans = {p: PartitionScan(p) for p in parts}
     reader = cluster.read(METADATA_TOPIC, parts, progress, desc="Scanning " + METADATA_TOPIC)
-    for p, records in reader.each_partition():
+    keep = each_partition is not None
+    make = lambda p, start, end: _native.PartitionScan(start, end, NAMED_PER_PARTITION, keep)  # noqa: E731
+    for p, native in reader.each_partition_raw(make):
         s = scans[p]
-        store = Store()  # this partition's replay only: it classifies each record, then goes
-        kept: List[Tuple[int, int, Optional[bytes], Optional[bytes]]] = []
-        named_nulls = named_bad = 0
-        for r in records:
-            s.messages += 1
-            if each_partition is not None:
-                kept.append((r.offset, r.timestamp, r.key, r.value))
-            applied = store.apply(r.offset, r.key, r.value)
-            if r.key is None:
-                s.null_key(r.offset, r.timestamp)
-                if report_null_keys and named_nulls < NAMED_PER_PARTITION:
+        (s.messages, s.null_keys, s.null_offsets, s.null_timestamps, s.tombstones, s.undecodable, level,
+         s.invalid_level) = native.counts()
+        s.level = None if level is None else MetadataLevel(level)
+        if report_null_keys:
+            named_nulls = named_bad = 0
+            for offset, timestamp, why in native.named():
+                if why is None:
                     named_nulls += 1
-                    out(f"⚠️  Found message with null key at partition={p}, offset={r.offset}, timestamp={r.timestamp}")
-            if applied.skip is SkipKind.TOMBSTONE:
-                s.tombstones += 1
-            elif applied.skip is SkipKind.UNDECODABLE:
-                s.undecodable += 1
-                if report_null_keys and named_bad < NAMED_PER_PARTITION:
+                    out(f"⚠️  Found message with null key at partition={p}, offset={offset}, timestamp={timestamp}")
+                else:
                     named_bad += 1
-                    out(f"⚠️  Found undecodable value at partition={p}, offset={r.offset}: {applied.detail}")
-            elif applied.skip is SkipKind.LEVEL_RECORD:
-                try:
-                    s.level, s.invalid_level = parse_level_record(r.key, r.value), None
-                except _native.RlmetaError:
-                    s.invalid_level = applied.detail
-        if report_null_keys and s.null_keys > named_nulls:
-            out(f"⚠️  ... and {s.null_keys - named_nulls} more message(s) with null keys at partition={p} "
-                f"(offsets {s.null_offsets[0]}-{s.null_offsets[1]})")
-        if report_null_keys and s.undecodable > named_bad:
-            out(f"⚠️  ... and {s.undecodable - named_bad} more undecodable value(s) at partition={p}")
+                    out(f"⚠️  Found undecodable value at partition={p}, offset={offset}: {why}")
+            if s.null_keys > named_nulls:
+                out(f"⚠️  ... and {s.null_keys - named_nulls} more message(s) with null keys at partition={p} "
+                    f"(offsets {s.null_offsets[0]}-{s.null_offsets[1]})")
+            if s.undecodable > named_bad:
+                out(f"⚠️  ... and {s.undecodable - named_bad} more undecodable value(s) at partition={p}")
         s.read_to_end = reader.read_to_end[p]
         if each_partition is not None:
-            each_partition(p, kept)
-        del kept, store
+            each_partition(p, keyed_verdict(native.verify()))
+        del native
     supported, finalized = cluster.features()
     fin = finalized.get(FEATURE_NAME)
     return TopicState(
@@ -578,8 +568,7 @@ def verify_backfill(cluster: Cluster, args: argparse.Namespace) -> Tuple[TopicSt
     out(f"Verifying that keyed records hold every live segment of {METADATA_TOPIC} (fresh read)...")
     totals = {"live": 0, "failing": 0, "superseded": 0}
 
-    def verify(p: int, records: List[Tuple[int, int, Optional[bytes], Optional[bytes]]]) -> None:
-        v = verify_keyed(records)
+    def verify(p: int, v: KeyedVerdict) -> None:
         totals["live"] += v.live_segments
         totals["failing"] += len(v.unheld)
         out(f"  partition={p}: {v.live_segments} live segment(s), {len(v.unheld)} not held by keyed records; "

@@ -1,0 +1,303 @@
+//! One metadata partition read from a live topic for the migration tool's `--check`: the raw
+//! record batches a fetch returns (the bytes of a log segment, the last batch possibly cut),
+//! decoded and classified here so that the host never touches a record.
+//!
+//! Owns: walking the batches of each fetched chunk (whole batches only: a cut last batch is left
+//! for the host to fetch again from [`PartitionScan::next_offset`]); reading only the records
+//! from the partition's start up to the end offset the host captured when it began (records at or
+//! past it are skipped one by one, as a consumer's `offset >= end` check does); replaying them
+//! into the partition's own [`Store`] and counting what the migration reports: messages, null
+//! keys (their offset and timestamp ranges), tombstones, undecodable values, the level record,
+//! and the first [`PartitionScan::new`]`(.., named, ..)` null-key and undecodable records by
+//! name, in offset order. With `keep`, the records themselves for the backfill verification
+//! ([`crate::keyed::verify_keyed`]), so memory is bounded by one metadata partition.
+//!
+//! Never: I/O, the clock, which broker to fetch from or when to stop waiting; the host does that.
+//! A batch that does not read (bad CRC, a magic other than 2, records that do not decode) is a
+//! typed error, as it is for Kafka's consumer: the partition's counts would not be exact past it.
+
+use crate::batch::{Batch, ReadOptions};
+use crate::cache::{Applied, Skip, Store};
+use crate::compaction::LogRecord;
+use crate::error::{Error, ErrorKind, Result};
+use crate::feature::MetadataLevel;
+use crate::keyed::{KeyedVerdict, verify_keyed};
+
+/// A record the migration names one by one, in offset order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Named {
+    /// A null-key record.
+    NullKey { offset: i64, timestamp: i64 },
+    /// A value that does not decode, and why.
+    Undecodable { offset: i64, why: String },
+}
+
+/// The counts of one metadata partition's records read so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartitionCounts {
+    pub messages: u64,
+    pub null_keys: u64,
+    /// First and last null-key offsets.
+    pub null_offsets: Option<(i64, i64)>,
+    /// Lowest and highest null-key timestamps.
+    pub null_timestamps: Option<(i64, i64)>,
+    pub tombstones: u64,
+    pub undecodable: u64,
+    /// The level of the last valid level record read.
+    pub level: Option<MetadataLevel>,
+    /// Why the last level record read carries no level, unless a valid one came after it.
+    pub invalid_level: Option<String>,
+}
+
+/// A metadata partition being read from its start to `end`, fed the raw bytes of each fetch.
+#[derive(Debug)]
+pub struct PartitionScan {
+    end: i64,
+    next: i64,
+    store: Store,
+    counts: PartitionCounts,
+    named_limit: usize,
+    named_nulls: usize,
+    named_bad: usize,
+    named: Vec<Named>,
+    kept: Option<Vec<LogRecord>>,
+}
+
+impl PartitionScan {
+    /// A partition whose records from `start` up to (not including) `end` are read; up to
+    /// `named` null-key and `named` undecodable records are named; `keep` keeps every record for
+    /// [`PartitionScan::verify`].
+    pub fn new(start: i64, end: i64, named: usize, keep: bool) -> PartitionScan {
+        PartitionScan {
+            end,
+            next: start,
+            store: Store::new(),
+            counts: PartitionCounts::default(),
+            named_limit: named,
+            named_nulls: 0,
+            named_bad: 0,
+            named: Vec::new(),
+            kept: keep.then(Vec::new),
+        }
+    }
+
+    /// The offset to fetch from next.
+    pub fn next_offset(&self) -> i64 {
+        self.next
+    }
+
+    /// Whether every record before the end offset has been read.
+    pub fn done(&self) -> bool {
+        self.next >= self.end
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> &PartitionCounts {
+        &self.counts
+    }
+
+    /// The named records so far, in offset order.
+    pub fn named(&self) -> &[Named] {
+        &self.named
+    }
+
+    /// The next fetched bytes: every whole batch in them is read; a cut last batch is not (fetch
+    /// again from [`PartitionScan::next_offset`]). Returns how many records (whatever their
+    /// offset) the whole batches held. Records before the next offset (a batch fetched again)
+    /// and at or past the end are skipped; control batches hold no record a consumer returns.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<u64> {
+        let mut pos = 0;
+        let mut seen = 0u64;
+        while pos < bytes.len() {
+            let batch = match Batch::parse(&bytes[pos..], pos, ReadOptions::default()) {
+                Ok(b) => b,
+                Err(e) if e.kind() == ErrorKind::Truncated => break, // the cut last batch
+                Err(e) => return Err(e),
+            };
+            pos += batch.size_in_bytes();
+            let last = batch.base_offset + i64::from(batch.last_offset_delta);
+            if last < self.next {
+                continue;
+            }
+            seen += u64::try_from(batch.records_count).unwrap_or(0);
+            if !batch.attributes.is_control() {
+                for r in batch.records()? {
+                    let r = r?;
+                    if r.offset >= self.next && r.offset < self.end {
+                        self.record(r.offset, r.timestamp, r.key, r.value);
+                    }
+                }
+            }
+            self.next = self.next.max(last + 1);
+        }
+        if pos == 0 && !bytes.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Truncated,
+                format!(
+                    "the fetch at offset {} returned {} byte(s), not one whole record batch: \
+                     fetch more bytes a partition",
+                    self.next,
+                    bytes.len()
+                ),
+            ));
+        }
+        Ok(seen)
+    }
+
+    /// One record, as the migration's `--check` classifies it.
+    fn record(&mut self, offset: i64, timestamp: i64, key: Option<&[u8]>, value: Option<&[u8]>) {
+        let c = &mut self.counts;
+        c.messages += 1;
+        if let Some(kept) = &mut self.kept {
+            kept.push(LogRecord {
+                offset,
+                timestamp_ms: timestamp,
+                key: key.map(<[u8]>::to_vec),
+                value: value.map(<[u8]>::to_vec),
+            });
+        }
+        let applied = self.store.apply(offset, key, value);
+        if key.is_none() {
+            c.null_keys += 1;
+            let first = c.null_offsets.map_or(offset, |(f, _)| f);
+            c.null_offsets = Some((first, offset));
+            c.null_timestamps = Some(
+                c.null_timestamps
+                    .map_or((timestamp, timestamp), |(lo, hi)| {
+                        (lo.min(timestamp), hi.max(timestamp))
+                    }),
+            );
+            if self.named_nulls < self.named_limit {
+                self.named_nulls += 1;
+                self.named.push(Named::NullKey { offset, timestamp });
+            }
+        }
+        let skip = match &applied {
+            Applied::Skipped(s) | Applied::AppliedWithBadKey(s) => Some(s),
+            Applied::Applied | Applied::Orphaned => None,
+        };
+        match skip {
+            Some(Skip::Tombstone { .. }) => c.tombstones += 1,
+            Some(Skip::Undecodable(e)) => {
+                c.undecodable += 1;
+                if self.named_bad < self.named_limit {
+                    self.named_bad += 1;
+                    self.named.push(Named::Undecodable {
+                        offset,
+                        why: e.to_string(),
+                    });
+                }
+            }
+            Some(Skip::LevelRecord(Ok(l))) => {
+                c.level = Some(*l);
+                c.invalid_level = None;
+            }
+            Some(Skip::LevelRecord(Err(e))) => c.invalid_level = Some(e.to_string()),
+            _ => {}
+        }
+    }
+
+    /// The backfill verification of the records read ([`verify_keyed`]); None unless kept.
+    pub fn verify(&self) -> Option<KeyedVerdict> {
+        self.kept.as_deref().map(verify_keyed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::Compression;
+    use crate::batch::{BatchBuilder, NewRecord};
+    use crate::feature::{LEVEL_RECORD_KEY, level_record_value};
+    use crate::model::{TopicIdPartition, Uuid};
+
+    /// A record's key and value.
+    type Kv<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+
+    fn batch(base: i64, records: &[Kv<'_>], codec: Option<Compression>) -> Vec<u8> {
+        let mut b = BatchBuilder::new(base);
+        for (i, (k, v)) in records.iter().enumerate() {
+            b.push(NewRecord::new(i as i32, 1000 + base + i as i64, *k, *v));
+        }
+        if let Some(c) = codec {
+            b.compression = c;
+        }
+        b.encode().unwrap()
+    }
+
+    #[test]
+    fn counts_a_partition_fed_in_cut_fetches_and_stops_at_the_end() {
+        let tp = TopicIdPartition {
+            topic_id: Uuid::new(7, 7),
+            topic: "orders".into(),
+            partition: 0,
+        };
+        let nullv = crate::testing::stock::started(&tp, Uuid::new(1, 1), 0, 4).unwrap();
+        let (lk, lv) = (LEVEL_RECORD_KEY, level_record_value(MetadataLevel::V1));
+        let mut bytes = batch(0, &[(None, Some(&nullv)), (Some(b"k2"), None)], None);
+        bytes.extend(batch(
+            2,
+            &[
+                (Some(b"k"), None),
+                (None, Some(b"\x00\x01bad")),
+                (Some(lk), Some(lv)),
+            ],
+            Some(Compression::Gzip),
+        ));
+        bytes.extend(batch(
+            5,
+            &[(None, Some(&nullv)), (None, Some(&nullv))],
+            None,
+        ));
+        // end 6: the record at offset 6 is past the end captured at the start
+        let mut scan = PartitionScan::new(0, 6, 1, true);
+        let cut = bytes.len() - 10;
+        assert_eq!(scan.push(&bytes[..cut]).unwrap(), 5);
+        assert_eq!(scan.next_offset(), 5);
+        assert!(!scan.done());
+        // the host fetches again from offset 5: the first batch comes again from its start
+        let again =
+            bytes.len() - batch(5, &[(None, Some(&nullv)), (None, Some(&nullv))], None).len();
+        assert_eq!(scan.push(&bytes[again..]).unwrap(), 2);
+        assert!(scan.done());
+        let c = scan.counts();
+        assert_eq!(c.messages, 6);
+        assert_eq!(c.null_keys, 3);
+        assert_eq!(c.null_offsets, Some((0, 5)));
+        assert_eq!(c.null_timestamps, Some((1000, 1005)));
+        assert_eq!(c.tombstones, 2);
+        assert_eq!(c.undecodable, 1);
+        assert_eq!(c.level, Some(MetadataLevel::V1));
+        assert_eq!(c.invalid_level, None);
+        assert_eq!(scan.named().len(), 2); // one null key, one undecodable: the limit of each
+        assert_eq!(
+            scan.named()[0],
+            Named::NullKey {
+                offset: 0,
+                timestamp: 1000
+            }
+        );
+        assert!(matches!(
+            scan.named()[1],
+            Named::Undecodable { offset: 3, .. }
+        ));
+        let v = scan.verify().unwrap();
+        assert_eq!(v.records, 6);
+        assert_eq!(v.null_key_records, 3);
+    }
+
+    #[test]
+    fn a_corrupt_batch_and_a_lone_cut_batch_are_errors() {
+        let mut bytes = batch(0, &[(None, Some(b"x"))], None);
+        let mut scan = PartitionScan::new(0, 1, 0, false);
+        assert_eq!(
+            scan.push(&bytes[..bytes.len() - 1]).unwrap_err().kind(),
+            ErrorKind::Truncated
+        );
+        let n = bytes.len();
+        bytes[n - 1] ^= 0xff; // the CRC no longer matches
+        assert_eq!(scan.push(&bytes).unwrap_err().kind(), ErrorKind::Corrupt);
+        assert_eq!(scan.counts().messages, 0);
+        assert!(scan.verify().is_none());
+    }
+}
