@@ -13,6 +13,7 @@ import logging
 import ssl
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Tuple
 
@@ -300,17 +301,16 @@ class Reader:
         for _, records in self.each_partition():
             yield from records
 
-    def each_partition(self) -> Iterator[Tuple[int, Iterator[ConsumedRecord]]]:
-        """``(partition, records)`` for each partition in turn; read each ``records`` to its end (or
-        drop it) before taking the next pair."""
+    @contextmanager
+    def _opened(self, **consumer_options: Any) -> Iterator[Tuple[Any, List[Any], Dict[Any, int], Dict[Any, int], Any]]:
+        """A consumer of the topic, its partitions, their start and end offsets (kept as
+        ``start_offsets`` and ``end_offsets``) and a progress bar in records: closed on exit."""
         from kafka import KafkaConsumer, TopicPartition
         from tqdm import tqdm
 
         tps = [TopicPartition(self.topic, p) for p in self.partitions]
-        # one partition is assigned at a time: fetch up to 16 MiB of it a round trip (the default 1 MiB
-        # made a 578 MB topic 578 round trips one after the other)
         consumer = self.cluster.connect(lambda: KafkaConsumer(enable_auto_commit=False, group_id=None,
-                                                              max_partition_fetch_bytes=16 << 20, **self.cluster.conf))
+                                                              **consumer_options, **self.cluster.conf))
         try:
             try:
                 ends = consumer.end_offsets(tps)
@@ -319,16 +319,24 @@ class Reader:
                 raise self.cluster.denied(e, "READ", f"Topic:{self.topic}", "ListOffsets") from e
             self.end_offsets = {tp.partition: ends[tp] for tp in tps}
             self.start_offsets = {tp.partition: starts[tp] for tp in tps}
-            total = sum(ends[tp] - starts[tp] for tp in tps)
+            total = sum(max(0, ends[tp] - starts[tp]) for tp in tps)
             bar = tqdm(total=total, desc=self.desc, unit="rec", file=sys.stderr, disable=None if self.progress else True,
                        leave=False, smoothing=0.05)
             try:
-                for tp in tps:
-                    yield tp.partition, self._partition(consumer, tp, starts[tp], ends[tp], bar)
+                yield consumer, tps, starts, ends, bar
             finally:
                 bar.close()
         finally:
             consumer.close()
+
+    def each_partition(self) -> Iterator[Tuple[int, Iterator[ConsumedRecord]]]:
+        """``(partition, records)`` for each partition in turn; read each ``records`` to its end (or
+        drop it) before taking the next pair."""
+        # one partition is assigned at a time: fetch up to 16 MiB of it a round trip (the default 1 MiB
+        # made a 578 MB topic 578 round trips one after the other)
+        with self._opened(max_partition_fetch_bytes=FETCH_BYTES) as (consumer, tps, starts, ends, bar):
+            for tp in tps:
+                yield tp.partition, self._partition(consumer, tp, starts[tp], ends[tp], bar)
 
     def each_partition_raw(self, make: Callable[[int, int, int], Any]) -> Iterator[Tuple[int, Any]]:
         """``(partition, scan)`` for each partition in turn, where ``scan = make(partition, start,
@@ -339,32 +347,12 @@ class Reader:
         accumulator's next offset; the host never decodes a record. ``read_to_end``, the timeout
         (reset whenever data arrives) and the progress bar (in offsets) are as for
         :meth:`each_partition`."""
-        from kafka import KafkaConsumer, TopicPartition
-        from tqdm import tqdm
-
-        tps = [TopicPartition(self.topic, p) for p in self.partitions]
-        consumer = self.cluster.connect(lambda: KafkaConsumer(enable_auto_commit=False, group_id=None, **self.cluster.conf))
-        try:
-            try:
-                ends = consumer.end_offsets(tps)
-                starts = consumer.beginning_offsets(tps)
-            except Exception as e:
-                raise self.cluster.denied(e, "READ", f"Topic:{self.topic}", "ListOffsets") from e
-            self.end_offsets = {tp.partition: ends[tp] for tp in tps}
-            self.start_offsets = {tp.partition: starts[tp] for tp in tps}
+        with self._opened() as (consumer, tps, starts, ends, bar):
             consumer.assign(tps)  # the topic's leaders are kept in the client's metadata
-            total = sum(max(0, ends[tp] - starts[tp]) for tp in tps)
-            bar = tqdm(total=total, desc=self.desc, unit="rec", file=sys.stderr, disable=None if self.progress else True,
-                       leave=False, smoothing=0.05)
-            try:
-                for tp in tps:
-                    scan = make(tp.partition, starts[tp], ends[tp])
-                    self._partition_raw(consumer, tp, starts[tp], ends[tp], scan, bar)
-                    yield tp.partition, scan
-            finally:
-                bar.close()
-        finally:
-            consumer.close()
+            for tp in tps:
+                scan = make(tp.partition, starts[tp], ends[tp])
+                self._partition_raw(consumer, tp, starts[tp], ends[tp], scan, bar)
+                yield tp.partition, scan
 
     def _partition_raw(self, consumer: Any, tp: Any, start: int, end: int, scan: Any, bar: Any) -> None:
         import kafka.errors as E
