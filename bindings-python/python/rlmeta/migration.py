@@ -205,7 +205,8 @@ NAMED_PER_PARTITION = 20
 
 @dataclass
 class PartitionScan:
-    """What one metadata partition's read found, in counts and ranges: never a list per record."""
+    """What one metadata partition's read found, in counts and ranges (the core's
+    ``_native.PartitionScan`` counts them): never a list per record."""
 
     partition: int
     messages: int = 0
@@ -218,13 +219,6 @@ class PartitionScan:
     level: Optional[MetadataLevel] = None
     invalid_level: Optional[str] = None
     read_to_end: bool = False
-
-    def null_key(self, offset: int, timestamp: int) -> None:
-        self.null_keys += 1
-        first = self.null_offsets[0] if self.null_offsets else offset
-        self.null_offsets = (first, offset)
-        lo, hi = self.null_timestamps if self.null_timestamps else (timestamp, timestamp)
-        self.null_timestamps = (min(lo, timestamp), max(hi, timestamp))
 
 
 @dataclass
