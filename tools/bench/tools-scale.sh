@@ -6,18 +6,24 @@
 # RSS of the tool's process), and prints one line per run, after the reference: Kafka's own Java consumer
 # reading the same topic to its end (timed by the generator, three runs). A measurement: it asserts nothing.
 # Env: SCALE_RECORDS (default 10000000), BENCH_HOLD_SECONDS (default 1800), TOOLS_SCALE_RLMETA (default
-# "scan inspect simulate": the rlmeta commands timed after the migration; empty for the migration only).
+# "scan inspect simulate": the rlmeta commands timed after the migration; empty for the migration only),
+# TOOLS_SCALE_HELD=1 (time against the broker a running `make scale-data` holds, build/scale-bootstrap.txt).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BOOT=build/scale-bootstrap.txt
-rm -f "$BOOT"
-HOLD="${BENCH_HOLD_SECONDS:-1800}"
-setsid make scale-data SCALE_EXTRA="-Drlmeta.scale.hold.seconds=$HOLD -Drlmeta.scale.bootstrap.file=$PWD/$BOOT" &
-GEN=$!
-# the generator, its maven and its broker: one process group, stopped together (run.sh kills its brokers on TERM)
-trap 'kill -TERM -- -$GEN 2>/dev/null || true; wait $GEN 2>/dev/null || true' EXIT
-for _ in $(seq 1 1800); do [ -s "$BOOT" ] && break; kill -0 $GEN 2>/dev/null || { echo "scale-data ended first"; exit 1; }; sleep 1; done
-[ -s "$BOOT" ] || { echo "no broker after 30 min"; exit 1; }
+if [ "${TOOLS_SCALE_HELD:-0}" = 1 ]; then
+  # a generator already holding its broker (make scale-data with -Drlmeta.scale.hold.seconds): time again
+  [ -s "$BOOT" ] || { echo "TOOLS_SCALE_HELD=1 but no $BOOT"; exit 1; }
+else
+  rm -f "$BOOT"
+  HOLD="${BENCH_HOLD_SECONDS:-1800}"
+  setsid make scale-data SCALE_EXTRA="-Drlmeta.scale.hold.seconds=$HOLD -Drlmeta.scale.bootstrap.file=$PWD/$BOOT" &
+  GEN=$!
+  # the generator, its maven and its broker: one process group, stopped together (run.sh kills its brokers on TERM)
+  trap 'kill -TERM -- -$GEN 2>/dev/null || true; wait $GEN 2>/dev/null || true' EXIT
+  for _ in $(seq 1 1800); do [ -s "$BOOT" ] && break; kill -0 $GEN 2>/dev/null || { echo "scale-data ended first"; exit 1; }; sleep 1; done
+  [ -s "$BOOT" ] || { echo "no broker after 30 min"; exit 1; }
+fi
 BS=$(cat "$BOOT")
 cat "$BOOT.reference"
 TOOL=.venv/bin/kafka-remote-log-metadata-migration

@@ -34,9 +34,16 @@ class ScaleDataTest {
         int unhosted = Integer.getInteger("rlmeta.scale.unhosted", 100);
         System.out.printf("[scale] writing %s: %d hosted partitions (%d tiered topics), %d partitions no broker hosts%n",
                 shape, topics * partitionsEach, topics, unhosted);
-        try (KafkaCluster c = KafkaCluster.single("scale", Rlmm.STOCK, Map.of(
+        KafkaCluster made = KafkaCluster.single("scale", Rlmm.STOCK, Map.of(
                 "rlmm.config.remote.log.metadata.topic.num.partitions", Integer.toString(shape.metadataPartitions),
-                "log.segment.bytes", Integer.toString(256 << 20)), KafkaVersion.current()).start();
+                "log.segment.bytes", Integer.toString(256 << 20)), KafkaVersion.current());
+        // the stock manager of the broker holds every live segment of the hosted partitions (about 700,000 at
+        // 10 M records): the lab heap (448m) ends in back-to-back full GCs that stall its fetches for minutes
+        String brokerJvm = System.getProperty("rlmeta.scale.broker.jvm", "").trim();
+        if (!brokerJvm.isEmpty()) {
+            made.jvmOptions(1, List.of(brokerJvm.split("\\s+")));
+        }
+        try (KafkaCluster c = made.start();
              Admin admin = c.admin()) {
             KafkaCluster.await("the stock manager's metadata topic", java.time.Duration.ofSeconds(120), () -> {
                 try {
