@@ -1124,7 +1124,9 @@ type SupersededOut = (Tp, String, i64, i64, String, Vec<i64>);
 /// keyed records (the core's `keyed::verify_keyed`): `(live segments, records, null-key records,
 /// records after compaction, failures, superseded attempts)`; a superseded attempt is
 /// `(partition, segment id, start offset, end offset, id of the attempt served, offsets)`.
-/// `(live segments, records, null-key records, records after compaction, failures, superseded)`.
+/// `(live segments, records, null-key records, records after compaction, failures, superseded,
+/// failures in all, superseded in all, failures by why)`: the lists hold the first `named` of each
+/// (all of them when `named` is None), the counts hold all.
 type VerdictOut = (
     usize,
     usize,
@@ -1132,10 +1134,14 @@ type VerdictOut = (
     usize,
     Vec<UnheldOut>,
     Vec<SupersededOut>,
+    usize,
+    usize,
+    Vec<(&'static str, usize)>,
 );
 
-fn verdict_out(v: &keyed::KeyedVerdict) -> VerdictOut {
-    let unheld = v.unheld.iter().map(|u| {
+fn verdict_out(v: &keyed::KeyedVerdict, named: Option<usize>) -> VerdictOut {
+    let named = named.unwrap_or(usize::MAX);
+    let unheld = v.unheld.iter().take(named).map(|u| {
         let st = |s: Option<rlmeta::SegmentState>| s.map(|s| s.id());
         (
             tp_out(&u.partition),
@@ -1147,7 +1153,7 @@ fn verdict_out(v: &keyed::KeyedVerdict) -> VerdictOut {
             u.null_key_offsets.clone(),
         )
     });
-    let superseded = v.superseded.iter().map(|s| {
+    let superseded = v.superseded.iter().take(named).map(|s| {
         let a = &s.attempt;
         (
             tp_out(&a.partition),
@@ -1158,6 +1164,7 @@ fn verdict_out(v: &keyed::KeyedVerdict) -> VerdictOut {
             s.offsets.clone(),
         )
     });
+    let by_why = v.unheld_by_why().into_iter().map(|(w, n)| (w.name(), n));
     (
         v.live_segments,
         v.records,
@@ -1165,6 +1172,9 @@ fn verdict_out(v: &keyed::KeyedVerdict) -> VerdictOut {
         v.records_after_compaction,
         unheld.collect(),
         superseded.collect(),
+        v.unheld.len(),
+        v.superseded.len(),
+        by_why.collect(),
     )
 }
 
@@ -1183,7 +1193,7 @@ pub fn verify_keyed(py: Python<'_>, records: Vec<Rec>) -> VerdictOut {
             value,
         })
         .collect();
-    verdict_out(&py.detach(|| keyed::verify_keyed(&records)))
+    verdict_out(&py.detach(|| keyed::verify_keyed(&records)), None)
 }
 
 /// `(offset, timestamp or None, why or None)`: a named null-key record has a timestamp, an
@@ -1260,10 +1270,15 @@ impl PartitionScan_ {
             .collect()
     }
 
-    /// [`verify_keyed`] of the records read, None unless kept.
-    fn verify(&self, py: Python<'_>) -> Option<VerdictOut> {
+    /// [`verify_keyed`] of the records read, None unless kept; the failures and superseded
+    /// attempts named one by one are the first `named` of each (all when None), the counts are
+    /// of all.
+    #[pyo3(signature = (named=None))]
+    fn verify(&self, py: Python<'_>, named: Option<usize>) -> Option<VerdictOut> {
         let scan = &self.scan;
-        py.detach(|| scan.verify()).as_ref().map(verdict_out)
+        py.detach(|| scan.verify())
+            .as_ref()
+            .map(|v| verdict_out(v, named))
     }
 }
 

@@ -91,6 +91,17 @@ impl KeyedVerdict {
     pub fn holds(&self) -> bool {
         self.unheld.is_empty()
     }
+
+    /// How many segments fail each way, in [`Unheld`]'s order, zero counts left out: what a host
+    /// prints for the failures it does not name one by one (a stock partition fails on every live
+    /// segment, 70,000 of them on a 10 M-record topic).
+    pub fn unheld_by_why(&self) -> Vec<(Unheld, usize)> {
+        [Unheld::Lost, Unheld::StaleState, Unheld::Resurrected]
+            .into_iter()
+            .map(|w| (w, self.unheld.iter().filter(|u| u.why == w).count()))
+            .filter(|&(_, n)| n > 0)
+            .collect()
+    }
 }
 
 /// Live segments and their states, per user partition, after replaying `records`.
@@ -123,7 +134,7 @@ fn live_of(store: &Store) -> BTreeMap<(TopicIdPartition, Uuid), SegmentState> {
 /// The log as the cleaner leaves it at level 2 once it has cleaned everything: a `compact`
 /// topic, every record in its own closed segment, cleaned at the end of time with tombstones
 /// dropped on the first pass (the shortest `delete.retention.ms`).
-fn fully_compacted(records: &[LogRecord]) -> Vec<LogRecord> {
+fn fully_compacted(records: &[LogRecord]) -> Vec<&LogRecord> {
     let mut log = Log::new(TopicConfig {
         cleanup_policy: CleanupPolicy::Compact,
         retention_ms: -1,
@@ -132,8 +143,10 @@ fn fully_compacted(records: &[LogRecord]) -> Vec<LogRecord> {
         segment_ms: i64::MAX,
         segment_records: 1,
     });
+    // The cleaner reads a value only for whether it is a tombstone: the model gets an empty one
+    // (no copy of the partition's values), and the records kept are mapped back by offset below.
     for r in records {
-        log.append(0, r.key.clone(), r.value.clone());
+        log.append(0, r.key.clone(), r.value.as_ref().map(|_| Vec::new()));
     }
     // An empty record after the last one becomes the active segment, which the cleaner spares:
     // every real record is cleanable. Kafka's cleaner drops a tombstone only in a round after the
@@ -146,7 +159,6 @@ fn fully_compacted(records: &[LogRecord]) -> Vec<LogRecord> {
     log.records()
         .filter(|r| r.offset != first && r.offset != second)
         .filter_map(|r| usize::try_from(r.offset).ok().and_then(|i| records.get(i)))
-        .cloned()
         .collect()
 }
 
@@ -163,7 +175,7 @@ pub fn verify_keyed(records: &[LogRecord]) -> KeyedVerdict {
     let mut superseded: BTreeMap<(TopicIdPartition, Uuid), SupersededSegment> = BTreeMap::new();
     let keyed_only = replay(records.iter().filter(|r| r.key.is_some()));
     let compacted_records = fully_compacted(records);
-    let compacted = replay(compacted_records.iter());
+    let compacted = replay(compacted_records.iter().copied());
     let mut offsets: HashMap<Uuid, (Vec<i64>, Vec<i64>)> = HashMap::new();
     for r in records {
         let id = r

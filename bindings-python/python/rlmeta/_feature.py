@@ -279,10 +279,15 @@ class KeyedVerdict:
     records_after_compaction: int
     unheld: Tuple[UnheldSegment, ...]
     superseded: Tuple[SupersededSegment, ...] = ()
+    #: how many fail, are superseded, and fail each way (``lost``, ``stale-state``,
+    #: ``resurrected``): all of them, where ``unheld`` and ``superseded`` may name only the first
+    unheld_total: int = 0
+    superseded_total: int = 0
+    unheld_by_why: Tuple[Tuple[str, int], ...] = ()
 
     @property
     def holds(self) -> bool:
-        return not self.unheld
+        return self.unheld_total == 0 and not self.unheld
 
 
 def verify_keyed(records: Iterable[Tuple[int, int, Optional[bytes], Optional[bytes]]]) -> KeyedVerdict:
@@ -294,7 +299,7 @@ def verify_keyed(records: Iterable[Tuple[int, int, Optional[bytes], Optional[byt
 
 def keyed_verdict(native: Tuple[Any, ...]) -> KeyedVerdict:
     """The :class:`KeyedVerdict` of the binding's tuple (``verify_keyed``, ``PartitionScan.verify``)."""
-    live, total, nulls, after, unheld, superseded = native
+    live, total, nulls, after, unheld, superseded, unheld_total, superseded_total, by_why = native
     st = lambda s: None if s is None else SegmentState(s)  # noqa: E731
     return KeyedVerdict(live, total, nulls, after, tuple(
         UnheldSegment(TopicIdPartition(tp[1], tp[0], tp[2]), sid, why, st(a), st(b), tuple(o), tuple(n))
@@ -302,4 +307,4 @@ def keyed_verdict(native: Tuple[Any, ...]) -> KeyedVerdict:
     ), tuple(
         SupersededSegment(TopicIdPartition(tp[1], tp[0], tp[2]), sid, so, eo, by, tuple(o))
         for tp, sid, so, eo, by, o in superseded
-    ))
+    ), unheld_total, superseded_total, tuple(by_why))

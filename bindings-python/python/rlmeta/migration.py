@@ -198,8 +198,9 @@ class Actions:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-#: Null-key records (and undecodable values) named one by one per partition by --check; the rest
-#: are counted, with their offset and timestamp ranges (a stock topic holds millions).
+#: Null-key records (and undecodable values) named one by one per partition by --check, and segments
+#: not held by keyed records (and superseded attempts) by --check --backfill; the rest are counted,
+#: null keys with their offset and timestamp ranges (a stock topic holds millions of each).
 NAMED_PER_PARTITION = 20
 
 
@@ -281,7 +282,7 @@ def scan_topic(cluster: Cluster, progress: bool, report_null_keys: bool,
                 out(f"⚠️  ... and {s.undecodable - named_bad} more undecodable value(s) at partition={p}")
         s.read_to_end = reader.read_to_end[p]
         if each_partition is not None:
-            each_partition(p, keyed_verdict(native.verify()))
+            each_partition(p, keyed_verdict(native.verify(NAMED_PER_PARTITION)))
         del native
     supported, finalized = cluster.features()
     fin = finalized.get(FEATURE_NAME)
@@ -564,8 +565,9 @@ def verify_backfill(cluster: Cluster, args: argparse.Namespace) -> Tuple[TopicSt
 
     def verify(p: int, v: KeyedVerdict) -> None:
         totals["live"] += v.live_segments
-        totals["failing"] += len(v.unheld)
-        out(f"  partition={p}: {v.live_segments} live segment(s), {len(v.unheld)} not held by keyed records; "
+        totals["failing"] += v.unheld_total
+        totals["superseded"] += v.superseded_total
+        out(f"  partition={p}: {v.live_segments} live segment(s), {v.unheld_total} not held by keyed records; "
             f"{v.records} record(s), {v.null_key_records} with null keys, {v.records_after_compaction} left once compacted")
         for u in v.unheld:
             where = f"segment={u.segment_id} of {u.partition.name}-{u.partition.partition} (topic id {u.partition.id})"
@@ -578,13 +580,18 @@ def verify_backfill(cluster: Cluster, args: argparse.Namespace) -> Tuple[TopicSt
             offsets = ", ".join(map(str, u.offsets))
             nulls = ", ".join(map(str, u.null_key_offsets)) or "none"
             out(f"    ⚠️  {where}: {what} (records at offsets {offsets}; null keys at {nulls})")
+        if v.unheld_total > len(v.unheld):
+            ways = ", ".join(f"{why}: {n}" for why, n in v.unheld_by_why)
+            out(f"    ⚠️  ... and {v.unheld_total - len(v.unheld)} more not held by keyed records at partition={p} "
+                f"(all {v.unheld_total} by kind: {ways})")
         for s in v.superseded:
-            totals["superseded"] += 1
             out(f"    superseded: segment={s.segment_id} of {s.partition.name}-{s.partition.partition} "
                 f"(topic id {s.partition.id}), offsets {s.start_offset}..{s.end_offset}: a second upload attempt "
                 f"of that range, Kafka serves segment={s.served_by}; not a failure: no fetch is served from it, "
                 f"at level 2 its null-key records go and its remote objects become orphans "
                 f"(records at offsets {', '.join(map(str, s.offsets))})")
+        if v.superseded_total > len(v.superseded):
+            out(f"    ... and {v.superseded_total - len(v.superseded)} more superseded upload attempt(s) at partition={p}")
 
     state = scan_topic(cluster, not args.no_progress, report_null_keys=False, each_partition=verify)
     require_read(state, args.timeout_ms)
