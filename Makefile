@@ -188,6 +188,13 @@ bench:
 bench-reconcile:
 	$(CARGO) bench -q -p rlmeta --bench reconcile
 
+# make test as a fresh machine runs it (issue 32): a clean clone of HEAD with every download cache
+# empty and the Debian packages and rustup targets it installs removed first (tools/bench/cold-make-test.sh;
+# a measurement of the wall time, destructive for the machine's installs, which the run puts back).
+.PHONY: bench-cold-test
+bench-cold-test:
+	tools/bench/cold-make-test.sh
+
 # A real single-node KRaft Kafka 4.4.0 with tiered storage on 127.0.0.1 (tests/e2e): its metadata
 # segments and zero checkpoint checked with rlmeta against Kafka's own tools' output.
 E2E_OUT := $(BUILD)/e2e
