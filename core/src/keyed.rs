@@ -164,8 +164,14 @@ fn fully_compacted(records: &[LogRecord]) -> Vec<&LogRecord> {
 
 /// Verifies one metadata partition from its records, read from its start in offset order.
 pub fn verify_keyed(records: &[LogRecord]) -> KeyedVerdict {
-    let whole = store_of(records.iter());
-    let live = live_of(&whole);
+    verify_keyed_replayed(records, &store_of(records.iter()))
+}
+
+/// [`verify_keyed`] for a host that has already replayed exactly `records`, in order, into
+/// `whole` (a [`crate::partition_scan::PartitionScan`] does as it reads): the replay as the topic
+/// is, not made a second time, and not held twice.
+pub fn verify_keyed_replayed(records: &[LogRecord], whole: &Store) -> KeyedVerdict {
+    let live = live_of(whole);
     let unserved: BTreeMap<(TopicIdPartition, Uuid), Superseded> = whole
         .partitions()
         .into_iter()

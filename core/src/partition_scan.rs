@@ -21,7 +21,7 @@ use crate::cache::{Applied, Skip, Store};
 use crate::compaction::LogRecord;
 use crate::error::{Error, ErrorKind, Result};
 use crate::feature::MetadataLevel;
-use crate::keyed::{KeyedVerdict, verify_keyed};
+use crate::keyed::{KeyedVerdict, verify_keyed_replayed};
 
 /// A record the migration names one by one, in offset order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -199,7 +199,11 @@ impl PartitionScan {
 
     /// The backfill verification of the records read ([`verify_keyed`]); None unless kept.
     pub fn verify(&self) -> Option<KeyedVerdict> {
-        self.kept.as_deref().map(verify_keyed)
+        // the store holds exactly the kept records, applied in order: the verification's replay
+        // of the topic as it is
+        self.kept
+            .as_deref()
+            .map(|kept| verify_keyed_replayed(kept, &self.store))
     }
 }
 
@@ -284,6 +288,8 @@ mod tests {
         let v = scan.verify().unwrap();
         assert_eq!(v.records, 6);
         assert_eq!(v.null_key_records, 3);
+        // the scan's own replay stands for the verification's replay of the topic as it is
+        assert_eq!(v, crate::keyed::verify_keyed(scan.kept.as_deref().unwrap()));
     }
 
     #[test]
