@@ -16,7 +16,7 @@
 //! A batch that does not read (bad CRC, a magic other than 2, records that do not decode) is a
 //! typed error, as it is for Kafka's consumer: the partition's counts would not be exact past it.
 
-use crate::batch::{Batch, ReadOptions};
+use crate::batch::{Batch, ReadOptions, Record};
 use crate::cache::{Applied, Skip, Store};
 use crate::compaction::LogRecord;
 use crate::error::{Error, ErrorKind, Result};
@@ -49,35 +49,29 @@ pub struct PartitionCounts {
     pub invalid_level: Option<String>,
 }
 
-/// A metadata partition being read from its start to `end`, fed the raw bytes of each fetch.
-#[derive(Debug)]
-pub struct PartitionScan {
+/// The records of one metadata partition a host reads with Fetch requests: those from the
+/// partition's start up to (not including) the end offset captured when reading began, taken
+/// from the whole batches of each fetch's raw bytes (the bytes of a log segment, the last batch
+/// possibly cut by the fetch's size). The one rule of which fetched records a live topic's read
+/// yields: [`PartitionScan`] (the migration) and the operator tools' models
+/// ([`crate::inspect::Inspector::scan_fetched`], [`FetchedLog`]) all read through it, so they
+/// see the records Kafka's consumer returns up to the end offset.
+#[derive(Clone, Debug)]
+pub struct FetchWindow {
     end: i64,
     next: i64,
-    store: Store,
-    counts: PartitionCounts,
-    named_limit: usize,
-    named_nulls: usize,
-    named_bad: usize,
-    named: Vec<Named>,
-    kept: Option<Vec<LogRecord>>,
+    records: u64,
+    bytes: u64,
 }
 
-impl PartitionScan {
-    /// A partition whose records from `start` up to (not including) `end` are read; up to
-    /// `named` null-key and `named` undecodable records are named; `keep` keeps every record for
-    /// [`PartitionScan::verify`].
-    pub fn new(start: i64, end: i64, named: usize, keep: bool) -> PartitionScan {
-        PartitionScan {
+impl FetchWindow {
+    /// The records from `start` up to (not including) `end`.
+    pub fn new(start: i64, end: i64) -> FetchWindow {
+        FetchWindow {
             end,
             next: start,
-            store: Store::new(),
-            counts: PartitionCounts::default(),
-            named_limit: named,
-            named_nulls: 0,
-            named_bad: 0,
-            named: Vec::new(),
-            kept: keep.then(Vec::new),
+            records: 0,
+            bytes: 0,
         }
     }
 
@@ -91,21 +85,24 @@ impl PartitionScan {
         self.next >= self.end
     }
 
-    /// The counts so far.
-    pub fn counts(&self) -> &PartitionCounts {
-        &self.counts
+    /// Records read so far (those handed to `each` of [`FetchWindow::push`]).
+    pub fn records(&self) -> u64 {
+        self.records
     }
 
-    /// The named records so far, in offset order.
-    pub fn named(&self) -> &[Named] {
-        &self.named
+    /// The key and value bytes of the records read so far (what a consumer's records hold).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// The next fetched bytes: every whole batch in them is read; a cut last batch is not (fetch
-    /// again from [`PartitionScan::next_offset`]). Returns how many records (whatever their
-    /// offset) the whole batches held. Records before the next offset (a batch fetched again)
-    /// and at or past the end are skipped; control batches hold no record a consumer returns.
-    pub fn push(&mut self, bytes: &[u8]) -> Result<u64> {
+    /// again from [`FetchWindow::next_offset`]). `each` gets every record of the window not read
+    /// yet, in offset order: records before the next offset (a batch fetched again) and at or
+    /// past the end are skipped; control batches hold no record a consumer returns. Returns how
+    /// many records (whatever their offset) the whole batches held. A batch that does not read
+    /// (bad CRC, a magic other than 2, records that do not decode) is a typed error, as it is for
+    /// Kafka's consumer; so are bytes holding no whole batch at all.
+    pub fn push(&mut self, bytes: &[u8], mut each: impl FnMut(&Record<'_>)) -> Result<u64> {
         let mut pos = 0;
         let mut seen = 0u64;
         while pos < bytes.len() {
@@ -124,7 +121,10 @@ impl PartitionScan {
                 for r in batch.records()? {
                     let r = r?;
                     if r.offset >= self.next && r.offset < self.end {
-                        self.record(r.offset, r.timestamp, r.key, r.value);
+                        self.records += 1;
+                        self.bytes +=
+                            (r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len)) as u64;
+                        each(&r);
                     }
                 }
             }
@@ -142,6 +142,70 @@ impl PartitionScan {
             ));
         }
         Ok(seen)
+    }
+}
+
+/// A metadata partition being read from its start to `end`, fed the raw bytes of each fetch.
+#[derive(Debug)]
+pub struct PartitionScan {
+    window: FetchWindow,
+    store: Store,
+    counts: PartitionCounts,
+    named_limit: usize,
+    named_nulls: usize,
+    named_bad: usize,
+    named: Vec<Named>,
+    kept: Option<Vec<LogRecord>>,
+}
+
+impl PartitionScan {
+    /// A partition whose records from `start` up to (not including) `end` are read; up to
+    /// `named` null-key and `named` undecodable records are named; `keep` keeps every record for
+    /// [`PartitionScan::verify`].
+    pub fn new(start: i64, end: i64, named: usize, keep: bool) -> PartitionScan {
+        PartitionScan {
+            window: FetchWindow::new(start, end),
+            store: Store::new(),
+            counts: PartitionCounts::default(),
+            named_limit: named,
+            named_nulls: 0,
+            named_bad: 0,
+            named: Vec::new(),
+            kept: keep.then(Vec::new),
+        }
+    }
+
+    /// The offset to fetch from next.
+    pub fn next_offset(&self) -> i64 {
+        self.window.next_offset()
+    }
+
+    /// Whether every record before the end offset has been read.
+    pub fn done(&self) -> bool {
+        self.window.done()
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> &PartitionCounts {
+        &self.counts
+    }
+
+    /// The named records so far, in offset order.
+    pub fn named(&self) -> &[Named] {
+        &self.named
+    }
+
+    /// The next fetched bytes: every whole batch in them is read; a cut last batch is not (fetch
+    /// again from [`PartitionScan::next_offset`]). Returns how many records (whatever their
+    /// offset) the whole batches held. Records before the next offset (a batch fetched again)
+    /// and at or past the end are skipped; control batches hold no record a consumer returns.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<u64> {
+        let mut window = self.window.clone();
+        let seen = window.push(bytes, |r| {
+            self.record(r.offset, r.timestamp, r.key, r.value)
+        });
+        self.window = window;
+        seen
     }
 
     /// One record, as the migration's `--check` classifies it.
