@@ -1,11 +1,13 @@
-//! One metadata partition read from a live topic for the migration tool's `--check`: the raw
-//! record batches a fetch returns (the bytes of a log segment, the last batch possibly cut),
-//! decoded and classified here so that the host never touches a record.
+//! One metadata partition read from a live topic: the raw record batches a fetch returns (the
+//! bytes of a log segment, the last batch possibly cut), decoded here so that the host never
+//! touches a record; classified for the migration tool's `--check`.
 //!
-//! Owns: walking the batches of each fetched chunk (whole batches only: a cut last batch is left
-//! for the host to fetch again from [`PartitionScan::next_offset`]); reading only the records
-//! from the partition's start up to the end offset the host captured when it began (records at or
-//! past it are skipped one by one, as a consumer's `offset >= end` check does); replaying them
+//! Owns: [`FetchWindow`], which records a read yields: walking the batches of each fetched chunk
+//! (whole batches only: a cut last batch is left for the host to fetch again from
+//! [`FetchWindow::next_offset`]), only the records from the partition's start up to the end
+//! offset the host captured when it began (records at or past it are skipped one by one, as a
+//! consumer's `offset >= end` check does); the operator tools' models read through it too
+//! ([`crate::inspect::Inspector::scan_fetched`]). [`PartitionScan`]: replaying them
 //! into the partition's own [`Store`] and counting what the migration reports: messages, null
 //! keys (their offset and timestamp ranges), tombstones, undecodable values, the level record,
 //! and the first [`PartitionScan::new`]`(.., named, ..)` null-key and undecodable records by
@@ -348,6 +350,94 @@ mod tests {
         let v = scan.verify().unwrap();
         assert_eq!(v.records, 6);
         assert_eq!(v.null_key_records, 3);
+    }
+
+    #[test]
+    fn the_tools_models_read_through_a_window_as_a_consumer_reads() {
+        use crate::inspect::{
+            FetchedLog, Inspector, PreviewRecord, ScanOptions, preview_compaction,
+        };
+        let tp = TopicIdPartition {
+            topic_id: Uuid::new(7, 7),
+            topic: "orders".into(),
+            partition: 0,
+        };
+        let nullv = crate::testing::stock::started(&tp, Uuid::new(1, 1), 0, 4).unwrap();
+        let mut bytes = batch(0, &[(None, Some(&nullv)), (Some(b"k2"), None)], None);
+        bytes.extend(batch(
+            2,
+            &[
+                (Some(b"k"), None),
+                (None, Some(b"\x00\x01bad")),
+                (None, Some(&nullv)),
+            ],
+            Some(Compression::Zstd),
+        ));
+        bytes.extend(batch(5, &[(None, Some(&nullv)), (Some(b"t"), None)], None));
+        // the window [1, 6): the record before the start and the one at the end are not read
+        let want: Vec<(i64, i64, Option<&[u8]>, Option<&[u8]>)> = vec![
+            (1, 1001, Some(b"k2"), None),
+            (2, 1002, Some(b"k"), None),
+            (3, 1003, None, Some(b"\x00\x01bad")),
+            (4, 1004, None, Some(&nullv)),
+            (5, 1005, None, Some(&nullv)),
+        ];
+        let options = ScanOptions::all(true);
+        let mut reference = Inspector::for_scan();
+        let expected = reference.scan_records(want.iter().copied(), options);
+        // fed in fetches cut inside the second and the third batch, each fetched again whole
+        let second = batch(0, &[(None, Some(&nullv)), (Some(b"k2"), None)], None).len();
+        let mut window = FetchWindow::new(1, 6);
+        let mut inspector = Inspector::for_scan();
+        let mut got = inspector
+            .scan_fetched(&mut window, &bytes[..second + 9], options)
+            .unwrap();
+        assert_eq!(window.next_offset(), 2);
+        let third = bytes.len() - batch(5, &[(None, Some(&nullv)), (Some(b"t"), None)], None).len();
+        let more = inspector
+            .scan_fetched(&mut window, &bytes[second..bytes.len() - 3], options)
+            .unwrap();
+        assert_eq!(window.next_offset(), 5);
+        let last = inspector
+            .scan_fetched(&mut window, &bytes[third..], options)
+            .unwrap();
+        assert!(window.done());
+        for s in [more, last] {
+            got.null_keys.extend(s.null_keys);
+            got.findings.extend(s.findings);
+            got.last_timestamp = got.last_timestamp.max(s.last_timestamp);
+            for (g, f) in got.found.iter_mut().zip(s.found) {
+                *g += f;
+            }
+        }
+        assert_eq!(got, expected);
+        assert_eq!(window.records(), 5);
+        let kv: usize = want
+            .iter()
+            .map(|(_, _, k, v)| k.map_or(0, <[u8]>::len) + v.map_or(0, <[u8]>::len))
+            .sum();
+        assert_eq!(window.bytes(), kv as u64);
+        assert_eq!(
+            inspector.finish().summary_json(),
+            reference.finish().summary_json()
+        );
+        // the compaction what-if of the records kept from the same fetches
+        let mut log = FetchedLog::new(1, 6);
+        log.push(&bytes[..third]).unwrap();
+        log.push(&bytes[third..]).unwrap();
+        assert!(log.window().done());
+        let views: Vec<PreviewRecord<'_>> = want
+            .iter()
+            .map(|&(o, t, k, v)| PreviewRecord::consumed(o, t, k, v))
+            .collect();
+        let config = crate::inspect::summary_compaction_config();
+        assert_eq!(
+            log.previews(config, &[1003, 9_000_000_000]),
+            vec![
+                preview_compaction(&views, config, 1003),
+                preview_compaction(&views, config, 9_000_000_000)
+            ]
+        );
     }
 
     #[test]

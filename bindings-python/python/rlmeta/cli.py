@@ -15,8 +15,10 @@
 
 Every subcommand takes ``--json`` (one JSON document on stdout). A FILE is a ``.log`` segment of
 ``__remote_log_metadata-N/``; a DIR is such a partition directory or a log dir holding them.
-Segment files are read in chunks by the binding, never whole; the listing is written as it is
-produced. Progress bars go to stderr (off when it is not a terminal, or with ``--no-progress``).
+Segment files are read in chunks by the binding, never whole; the live topic (``--bootstrap-server``)
+one metadata partition at a time, as the raw record batches of Fetch requests that the core decodes
+(``_native.FetchWindow``: whole batches, each partition's start and end offsets taken when reading
+began); the listing is written as it is produced. Progress bars go to stderr (off when it is not a terminal, or with ``--no-progress``).
 Exit status: 0, 1 for an error (printed to stderr), 2 for bad usage, a ``--command-config`` that
 cannot be honoured, refused credentials or an operation the cluster's authorizer refuses.
 
