@@ -279,6 +279,8 @@ mod tests {
 
     /// A record's key and value.
     type Kv<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+    /// A record as a consumer hands it over: offset, timestamp, key, value.
+    type Row<'a> = (i64, i64, Option<&'a [u8]>, Option<&'a [u8]>);
 
     fn batch(base: i64, records: &[Kv<'_>], codec: Option<Compression>) -> Vec<u8> {
         let mut b = BatchBuilder::new(base);
@@ -375,7 +377,7 @@ mod tests {
         ));
         bytes.extend(batch(5, &[(None, Some(&nullv)), (Some(b"t"), None)], None));
         // the window [1, 6): the record before the start and the one at the end are not read
-        let want: Vec<(i64, i64, Option<&[u8]>, Option<&[u8]>)> = vec![
+        let want: Vec<Row<'_>> = vec![
             (1, 1001, Some(b"k2"), None),
             (2, 1002, Some(b"k"), None),
             (3, 1003, None, Some(b"\x00\x01bad")),
