@@ -9,7 +9,8 @@ The topic is the migration scale test's stock history (tests/test_migration_scal
 metadata partitions of a real Kafka 4.4.0 broker started here (tests/kafka_broker.py). Each run is
 its own process, timed from its start to its exit (wall time) with its peak RSS (VmHWM, as
 tests/peak_rss.py reads it); the two reads' outputs are compared (equal, or the first differing
-line is printed). Runs alternate between the two reads, TOOLS_TOPIC_RUNS times each (default 2).
+line is printed). Runs alternate between the two reads, TOOLS_TOPIC_RUNS times each (default 2);
+TOOLS_TOPIC_COMMANDS picks the commands (default "scan;inspect --summary").
 """
 
 import os
@@ -27,6 +28,8 @@ from test_migration_scale import METADATA_PARTITIONS, TOPIC, stock_history  # no
 
 RECORDS = int(os.environ.get("TOOLS_TOPIC_RECORDS", "1000000"))
 RUNS = int(os.environ.get("TOOLS_TOPIC_RUNS", "2"))
+#: The commands timed, separated by ";" (the listing of ``inspect`` and ``simulate`` can be added).
+COMMANDS = [c.split() for c in os.environ.get("TOOLS_TOPIC_COMMANDS", "scan;inspect --summary").split(";") if c.strip()]
 
 PRELUDE = (
     "import atexit, sys\n"
@@ -79,7 +82,7 @@ def main() -> None:
         producer.close()
         print(f"[tools-topic] {len(records):,} records ({live:,} live segments) in {METADATA_PARTITIONS} partitions, "
               f"produced in {time.monotonic() - t0:.0f} s; load average before the runs: {os.getloadavg()}", flush=True)
-        for command in (["scan"], ["inspect", "--summary"]):
+        for command in COMMANDS:
             argv = [*command, "--bootstrap-server", b.bootstrap, "--no-progress", "--timeout-ms", "60000"]
             outs = {}
             for i in range(RUNS):
