@@ -79,6 +79,13 @@ bench-stream:
 	cd $(STREAM_BENCH_DIR) && $(abspath $(VPY)) $(abspath $(PY_DIR))/bench/stream_bench.py \
 	  --rlmeta this=$(abspath $(VENV))/bin/rlmeta $(addprefix --rlmeta ,$(STREAM_BENCH_RLMETA)) keyed nullkey
 
+# rlmeta scan and inspect --summary --bootstrap-server on a TOOLS_TOPIC_RECORDS-record topic (default 1 M) of a
+# broker started here, the raw read against the per-record read it replaced (a benchmark, not a test;
+# figures in docs/BENCHMARKS.md): wall time and peak RSS of each run's process, outputs compared.
+.PHONY: bench-tools-topic
+bench-tools-topic: py-install
+	PYTHONDONTWRITEBYTECODE=1 $(VPY) $(PY_DIR)/bench/topic_bench.py
+
 # reconcile --inventory at scale (a benchmark, not a test; figures in docs/BENCHMARKS.md): ROWS
 # (default 100 M) Parquet inventory rows, PER_SEGMENT objects a segment, generated once under
 # build/bench-inventory, classified with the release wheel; wall time and peak RSS.

@@ -14,7 +14,7 @@ use rlmeta::feature::{self, MetadataLevel, NullKeyScan, PartitionLevel, Readines
 use rlmeta::inspect::{self, Inspector};
 use rlmeta::json::Int64Style;
 use rlmeta::keyed;
-use rlmeta::partition_scan::{Named, PartitionScan};
+use rlmeta::partition_scan::{FetchWindow, Named, PartitionScan};
 use rlmeta::plan::event_from_json;
 use rlmeta::projection::{GrowthParams, project_growth};
 use rlmeta::{Error, ErrorKind, TopicIdPartition, Uuid};
@@ -193,6 +193,24 @@ impl Store_ {
                 store.apply(r.offset, r.key, r.value);
             })
         })?)
+    }
+
+    /// Replays the records of one fetch of a live topic that `window` reads (whole batches, the
+    /// partition's start and end offsets respected); returns how many.
+    fn apply_fetch(
+        &mut self,
+        py: Python<'_>,
+        window: &mut FetchWindow_,
+        data: &[u8],
+    ) -> PyResult<u64> {
+        let (store, window) = (&mut self.store, &mut window.window);
+        let before = window.records();
+        run(py, data.len(), || {
+            window.push(data, |r| {
+                store.apply(r.offset, r.key, r.value);
+            })
+        })?;
+        Ok(window.records() - before)
     }
 
     /// Replays every record of a segment file image, with the GIL released; returns how many
@@ -580,6 +598,85 @@ impl Inspector_ {
             Ok::<_, std::io::Error>(inspector.scan_end())
         })?;
         Ok(scan_out(scan))
+    }
+
+    /// [`Inspector_::scan_records`] of the records of one fetch of a live topic that `window`
+    /// reads (the core's `Inspector::scan_fetched`), the GIL released for a large fetch.
+    #[pyo3(signature = (window, data, each_null_key=false, limit=None))]
+    fn scan_fetch(
+        &mut self,
+        py: Python<'_>,
+        window: &mut FetchWindow_,
+        data: &[u8],
+        each_null_key: bool,
+        limit: Option<usize>,
+    ) -> PyResult<ScanOut> {
+        let (inspector, window) = (self.get(py)?, &mut window.window);
+        let options = scan_options(each_null_key, limit);
+        let scan = run(py, data.len(), || {
+            inspector.scan_fetched(window, data, options)
+        })?;
+        Ok(scan_out(scan))
+    }
+
+    /// [`Inspector_::push`] of every record of one fetch of a live topic that `window` reads
+    /// (the core's `Inspector::push_fetched`); returns nothing.
+    fn push_fetch(
+        &mut self,
+        py: Python<'_>,
+        window: &mut FetchWindow_,
+        data: &[u8],
+    ) -> PyResult<()> {
+        let (inspector, window) = (self.get(py)?, &mut window.window);
+        run(py, data.len(), || {
+            inspector.push_fetched(window, data, |_| {})
+        })
+    }
+
+    /// [`Inspector_::push_fetch`], returning the records' listing: a `record_line` each, every
+    /// line ended by a newline.
+    fn push_fetch_lines(
+        &mut self,
+        py: Python<'_>,
+        window: &mut FetchWindow_,
+        data: &[u8],
+    ) -> PyResult<String> {
+        let (inspector, window) = (self.get(py)?, &mut window.window);
+        let mut out = String::new();
+        run(py, data.len(), || {
+            inspector.push_fetched(window, data, |r| {
+                out.push_str(&rlmeta::format::record_line(
+                    r.offset,
+                    r.timestamp,
+                    r.key,
+                    r.value,
+                ));
+                out.push('\n');
+            })
+        })?;
+        Ok(out)
+    }
+
+    /// [`Inspector_::push_fetch`], returning the records, `(offset, timestamp, key, value)`.
+    fn push_fetch_records(
+        &mut self,
+        py: Python<'_>,
+        window: &mut FetchWindow_,
+        data: &[u8],
+    ) -> PyResult<Vec<Rec>> {
+        let (inspector, window) = (self.get(py)?, &mut window.window);
+        let mut out = Vec::new();
+        run(py, data.len(), || {
+            inspector.push_fetched(window, data, |r| {
+                out.push((
+                    r.offset,
+                    r.timestamp,
+                    r.key.map(<[u8]>::to_vec),
+                    r.value.map(<[u8]>::to_vec),
+                ));
+            })
+        })?;
+        Ok(out)
     }
 
     /// `(first_offset, last_offset, min_timestamp, max_timestamp)` of the null-key records so
@@ -1093,12 +1190,8 @@ pub fn preview_compaction(
     Ok(py.detach(|| {
         let views: Vec<inspect::PreviewRecord<'_>> = records
             .iter()
-            .map(|(o, t, k, v)| inspect::PreviewRecord {
-                offset: *o,
-                timestamp: *t,
-                key: k.as_deref(),
-                value: v.as_deref(),
-                size: k.as_ref().map_or(0, Vec::len) + v.as_ref().map_or(0, Vec::len),
+            .map(|(o, t, k, v)| {
+                inspect::PreviewRecord::consumed(*o, *t, k.as_deref(), v.as_deref())
             })
             .collect();
         preview_out(inspect::preview_compaction(&views, config, now_ms))
@@ -1199,6 +1292,92 @@ pub fn verify_keyed(py: Python<'_>, records: Vec<Rec>) -> VerdictOut {
 /// `(offset, timestamp or None, why or None)`: a named null-key record has a timestamp, an
 /// undecodable one a reason.
 type NamedOut = (i64, Option<i64>, Option<String>);
+
+/// Which records of a live topic's metadata partition a read yields, fed the raw bytes of each
+/// fetch by the models that read through it (the core's `partition_scan::FetchWindow`).
+#[pyclass(module = "rlmeta._native", name = "FetchWindow")]
+pub struct FetchWindow_ {
+    window: FetchWindow,
+}
+
+#[pymethods]
+impl FetchWindow_ {
+    #[new]
+    fn new(start: i64, end: i64) -> Self {
+        FetchWindow_ {
+            window: FetchWindow::new(start, end),
+        }
+    }
+
+    fn next_offset(&self) -> i64 {
+        self.window.next_offset()
+    }
+
+    fn done(&self) -> bool {
+        self.window.done()
+    }
+
+    /// Records read so far.
+    fn records(&self) -> u64 {
+        self.window.records()
+    }
+
+    /// Key and value bytes of the records read so far.
+    fn bytes(&self) -> u64 {
+        self.window.bytes()
+    }
+}
+
+/// One metadata partition of a live topic kept from its fetches for the compaction what-if
+/// (the core's `inspect::FetchedLog`).
+#[pyclass(module = "rlmeta._native", name = "FetchedLog")]
+pub struct FetchedLog_ {
+    log: inspect::FetchedLog,
+}
+
+#[pymethods]
+impl FetchedLog_ {
+    #[new]
+    fn new(start: i64, end: i64) -> Self {
+        FetchedLog_ {
+            log: inspect::FetchedLog::new(start, end),
+        }
+    }
+
+    /// Reads the whole batches of one fetch's bytes; returns how many records they held.
+    fn push(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<u64> {
+        let log = &mut self.log;
+        run(py, data.len(), || log.push(data))
+    }
+
+    fn next_offset(&self) -> i64 {
+        self.log.window().next_offset()
+    }
+
+    fn done(&self) -> bool {
+        self.log.window().done()
+    }
+
+    fn records(&self) -> u64 {
+        self.log.window().records()
+    }
+
+    fn bytes(&self) -> u64 {
+        self.log.window().bytes()
+    }
+
+    /// The compaction preview of the records kept at each of `moments`, the GIL released.
+    fn previews(
+        &self,
+        py: Python<'_>,
+        config: ConfigArgs,
+        moments: Vec<i64>,
+    ) -> PyResult<Vec<PreviewOut>> {
+        let config = config.config(py)?;
+        let previews = py.detach(|| self.log.previews(config, &moments));
+        Ok(previews.into_iter().map(preview_out).collect())
+    }
+}
 
 /// One metadata partition of a live topic read from fetched record batches (the core's
 /// `partition_scan::PartitionScan`).
@@ -1502,6 +1681,8 @@ pub fn project_growth_points(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Store_>()?;
     m.add_class::<PartitionScan_>()?;
+    m.add_class::<FetchWindow_>()?;
+    m.add_class::<FetchedLog_>()?;
     m.add_class::<Inspector_>()?;
     m.add_class::<Inspection_>()?;
     m.add_class::<BatchReader>()?;

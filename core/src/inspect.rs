@@ -21,6 +21,7 @@ use crate::compaction::{Log, Round, TopicConfig};
 use crate::feature::MetadataLevel;
 use crate::index::RecordIndex;
 use crate::model::{SegmentState, TopicIdPartition, Uuid};
+use crate::partition_scan::FetchWindow;
 use crate::record::{Plain, PlainPartition, Record, TopicIdPartitionEntry, decode_value};
 
 // The record kinds and flags are the index's columns ([`crate::index`] decides them); they stay
@@ -598,6 +599,38 @@ impl Inspector {
             self.scan_record(&mut out, options, offset, timestamp, key, value);
         }
         out
+    }
+
+    /// [`Inspector::scan_records`] of the records one fetch of a live topic holds, as `window`
+    /// reads them ([`FetchWindow::push`]: whole batches only, the partition's start and end
+    /// offsets respected). A batch that does not read is a typed error (what Kafka's consumer
+    /// raises), not a file's stop.
+    pub fn scan_fetched(
+        &mut self,
+        window: &mut FetchWindow,
+        bytes: &[u8],
+        options: ScanOptions,
+    ) -> crate::Result<FileScan> {
+        let mut out = FileScan::default();
+        window.push(bytes, |r| {
+            self.scan_record(&mut out, options, r.offset, r.timestamp, r.key, r.value);
+        })?;
+        Ok(out)
+    }
+
+    /// [`Inspector::push`] of every record one fetch of a live topic holds, as `window` reads
+    /// them ([`Inspector::scan_fetched`]); `each` sees each record after its replay (a listing).
+    pub fn push_fetched(
+        &mut self,
+        window: &mut FetchWindow,
+        bytes: &[u8],
+        mut each: impl FnMut(&crate::batch::Record<'_>),
+    ) -> crate::Result<()> {
+        window.push(bytes, |r| {
+            self.push(r.offset, r.timestamp, r.key, r.value);
+            each(r);
+        })?;
+        Ok(())
     }
 
     fn scan_record(
@@ -1284,6 +1317,83 @@ impl<'a> PreviewRecord<'a> {
             value: r.value,
             size: r.size,
         }
+    }
+}
+
+impl<'a> PreviewRecord<'a> {
+    /// A record read from a live topic, as a consumer hands it over: its size is its key and
+    /// value bytes (a consumer does not see batch sizes).
+    pub fn consumed(
+        offset: i64,
+        timestamp: i64,
+        key: Option<&'a [u8]>,
+        value: Option<&'a [u8]>,
+    ) -> PreviewRecord<'a> {
+        PreviewRecord {
+            offset,
+            timestamp,
+            key,
+            value,
+            size: key.map_or(0, <[u8]>::len) + value.map_or(0, <[u8]>::len),
+        }
+    }
+}
+
+/// One metadata partition of a live topic kept from its fetches for the compaction what-if at
+/// several moments ([`preview_compaction`] reads the records once per moment): the records
+/// `window` reads ([`FetchWindow::push`]), each a key and a value, sized as a consumer sees them
+/// ([`PreviewRecord::consumed`]). Memory: the partition's records, never the topic's.
+#[derive(Clone, Debug)]
+pub struct FetchedLog {
+    window: FetchWindow,
+    records: Vec<crate::compaction::LogRecord>,
+}
+
+impl FetchedLog {
+    /// The records from `start` up to (not including) `end`.
+    pub fn new(start: i64, end: i64) -> FetchedLog {
+        FetchedLog {
+            window: FetchWindow::new(start, end),
+            records: Vec::new(),
+        }
+    }
+
+    /// The window the records are read through (the offset to fetch from, whether done).
+    pub fn window(&self) -> &FetchWindow {
+        &self.window
+    }
+
+    /// The next fetched bytes ([`FetchWindow::push`]); the records of the window are kept.
+    pub fn push(&mut self, bytes: &[u8]) -> crate::Result<u64> {
+        let records = &mut self.records;
+        self.window.push(bytes, |r| {
+            records.push(crate::compaction::LogRecord {
+                offset: r.offset,
+                timestamp_ms: r.timestamp,
+                key: r.key.map(<[u8]>::to_vec),
+                value: r.value.map(<[u8]>::to_vec),
+            });
+        })
+    }
+
+    /// [`preview_compaction`] of the records kept, at each of `moments`.
+    pub fn previews(&self, config: TopicConfig, moments: &[i64]) -> Vec<CompactionPreview> {
+        let views: Vec<PreviewRecord<'_>> = self
+            .records
+            .iter()
+            .map(|r| {
+                PreviewRecord::consumed(
+                    r.offset,
+                    r.timestamp_ms,
+                    r.key.as_deref(),
+                    r.value.as_deref(),
+                )
+            })
+            .collect();
+        moments
+            .iter()
+            .map(|&at| preview_compaction(&views, config, at))
+            .collect()
     }
 }
 

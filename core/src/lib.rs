@@ -17,8 +17,9 @@
 //! - [`format`]: kafka-dump-log text and JSON. [`inspect`]: what an operator asks of a segment file.
 //! - [`index`]: a viewer's resumable columnar index of segment files (record kinds, states, flags,
 //!   batches, faults, and the records in or after a corrupt batch), fed in chunks.
-//! - [`partition_scan`]: one metadata partition's fetched record batches, counted and classified
-//!   for the migration tool (null keys, tombstones, undecodable values, level records).
+//! - [`partition_scan`]: one metadata partition's fetched record batches: which records a read
+//!   of a live topic yields (`FetchWindow`, the operator tools' read), counted and classified for
+//!   the migration tool (null keys, tombstones, undecodable values, level records).
 //! - [`reconcile`]: the metadata against a listing of the remote store: what is live, dangling,
 //!   abandoned, stuck, leaked or orphaned, and what is safe to delete.
 //! - [`error`]: the error type and its stable codes.

@@ -1,11 +1,13 @@
-//! One metadata partition read from a live topic for the migration tool's `--check`: the raw
-//! record batches a fetch returns (the bytes of a log segment, the last batch possibly cut),
-//! decoded and classified here so that the host never touches a record.
+//! One metadata partition read from a live topic: the raw record batches a fetch returns (the
+//! bytes of a log segment, the last batch possibly cut), decoded here so that the host never
+//! touches a record; classified for the migration tool's `--check`.
 //!
-//! Owns: walking the batches of each fetched chunk (whole batches only: a cut last batch is left
-//! for the host to fetch again from [`PartitionScan::next_offset`]); reading only the records
-//! from the partition's start up to the end offset the host captured when it began (records at or
-//! past it are skipped one by one, as a consumer's `offset >= end` check does); replaying them
+//! Owns: [`FetchWindow`], which records a read yields: walking the batches of each fetched chunk
+//! (whole batches only: a cut last batch is left for the host to fetch again from
+//! [`FetchWindow::next_offset`]), only the records from the partition's start up to the end
+//! offset the host captured when it began (records at or past it are skipped one by one, as a
+//! consumer's `offset >= end` check does); the operator tools' models read through it too
+//! ([`crate::inspect::Inspector::scan_fetched`]). [`PartitionScan`]: replaying them
 //! into the partition's own [`Store`] and counting what the migration reports: messages, null
 //! keys (their offset and timestamp ranges), tombstones, undecodable values, the level record,
 //! and the first [`PartitionScan::new`]`(.., named, ..)` null-key and undecodable records by
@@ -16,7 +18,7 @@
 //! A batch that does not read (bad CRC, a magic other than 2, records that do not decode) is a
 //! typed error, as it is for Kafka's consumer: the partition's counts would not be exact past it.
 
-use crate::batch::{Batch, ReadOptions};
+use crate::batch::{Batch, ReadOptions, Record};
 use crate::cache::{Applied, Skip, Store};
 use crate::compaction::LogRecord;
 use crate::error::{Error, ErrorKind, Result};
@@ -49,35 +51,29 @@ pub struct PartitionCounts {
     pub invalid_level: Option<String>,
 }
 
-/// A metadata partition being read from its start to `end`, fed the raw bytes of each fetch.
-#[derive(Debug)]
-pub struct PartitionScan {
+/// The records of one metadata partition a host reads with Fetch requests: those from the
+/// partition's start up to (not including) the end offset captured when reading began, taken
+/// from the whole batches of each fetch's raw bytes (the bytes of a log segment, the last batch
+/// possibly cut by the fetch's size). The one rule of which fetched records a live topic's read
+/// yields: [`PartitionScan`] (the migration) and the operator tools' models
+/// ([`crate::inspect::Inspector::scan_fetched`], [`FetchedLog`]) all read through it, so they
+/// see the records Kafka's consumer returns up to the end offset.
+#[derive(Clone, Debug)]
+pub struct FetchWindow {
     end: i64,
     next: i64,
-    store: Store,
-    counts: PartitionCounts,
-    named_limit: usize,
-    named_nulls: usize,
-    named_bad: usize,
-    named: Vec<Named>,
-    kept: Option<Vec<LogRecord>>,
+    records: u64,
+    bytes: u64,
 }
 
-impl PartitionScan {
-    /// A partition whose records from `start` up to (not including) `end` are read; up to
-    /// `named` null-key and `named` undecodable records are named; `keep` keeps every record for
-    /// [`PartitionScan::verify`].
-    pub fn new(start: i64, end: i64, named: usize, keep: bool) -> PartitionScan {
-        PartitionScan {
+impl FetchWindow {
+    /// The records from `start` up to (not including) `end`.
+    pub fn new(start: i64, end: i64) -> FetchWindow {
+        FetchWindow {
             end,
             next: start,
-            store: Store::new(),
-            counts: PartitionCounts::default(),
-            named_limit: named,
-            named_nulls: 0,
-            named_bad: 0,
-            named: Vec::new(),
-            kept: keep.then(Vec::new),
+            records: 0,
+            bytes: 0,
         }
     }
 
@@ -91,21 +87,24 @@ impl PartitionScan {
         self.next >= self.end
     }
 
-    /// The counts so far.
-    pub fn counts(&self) -> &PartitionCounts {
-        &self.counts
+    /// Records read so far (those handed to `each` of [`FetchWindow::push`]).
+    pub fn records(&self) -> u64 {
+        self.records
     }
 
-    /// The named records so far, in offset order.
-    pub fn named(&self) -> &[Named] {
-        &self.named
+    /// The key and value bytes of the records read so far (what a consumer's records hold).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// The next fetched bytes: every whole batch in them is read; a cut last batch is not (fetch
-    /// again from [`PartitionScan::next_offset`]). Returns how many records (whatever their
-    /// offset) the whole batches held. Records before the next offset (a batch fetched again)
-    /// and at or past the end are skipped; control batches hold no record a consumer returns.
-    pub fn push(&mut self, bytes: &[u8]) -> Result<u64> {
+    /// again from [`FetchWindow::next_offset`]). `each` gets every record of the window not read
+    /// yet, in offset order: records before the next offset (a batch fetched again) and at or
+    /// past the end are skipped; control batches hold no record a consumer returns. Returns how
+    /// many records (whatever their offset) the whole batches held. A batch that does not read
+    /// (bad CRC, a magic other than 2, records that do not decode) is a typed error, as it is for
+    /// Kafka's consumer; so are bytes holding no whole batch at all.
+    pub fn push(&mut self, bytes: &[u8], mut each: impl FnMut(&Record<'_>)) -> Result<u64> {
         let mut pos = 0;
         let mut seen = 0u64;
         while pos < bytes.len() {
@@ -124,7 +123,10 @@ impl PartitionScan {
                 for r in batch.records()? {
                     let r = r?;
                     if r.offset >= self.next && r.offset < self.end {
-                        self.record(r.offset, r.timestamp, r.key, r.value);
+                        self.records += 1;
+                        self.bytes +=
+                            (r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len)) as u64;
+                        each(&r);
                     }
                 }
             }
@@ -142,6 +144,70 @@ impl PartitionScan {
             ));
         }
         Ok(seen)
+    }
+}
+
+/// A metadata partition being read from its start to `end`, fed the raw bytes of each fetch.
+#[derive(Debug)]
+pub struct PartitionScan {
+    window: FetchWindow,
+    store: Store,
+    counts: PartitionCounts,
+    named_limit: usize,
+    named_nulls: usize,
+    named_bad: usize,
+    named: Vec<Named>,
+    kept: Option<Vec<LogRecord>>,
+}
+
+impl PartitionScan {
+    /// A partition whose records from `start` up to (not including) `end` are read; up to
+    /// `named` null-key and `named` undecodable records are named; `keep` keeps every record for
+    /// [`PartitionScan::verify`].
+    pub fn new(start: i64, end: i64, named: usize, keep: bool) -> PartitionScan {
+        PartitionScan {
+            window: FetchWindow::new(start, end),
+            store: Store::new(),
+            counts: PartitionCounts::default(),
+            named_limit: named,
+            named_nulls: 0,
+            named_bad: 0,
+            named: Vec::new(),
+            kept: keep.then(Vec::new),
+        }
+    }
+
+    /// The offset to fetch from next.
+    pub fn next_offset(&self) -> i64 {
+        self.window.next_offset()
+    }
+
+    /// Whether every record before the end offset has been read.
+    pub fn done(&self) -> bool {
+        self.window.done()
+    }
+
+    /// The counts so far.
+    pub fn counts(&self) -> &PartitionCounts {
+        &self.counts
+    }
+
+    /// The named records so far, in offset order.
+    pub fn named(&self) -> &[Named] {
+        &self.named
+    }
+
+    /// The next fetched bytes: every whole batch in them is read; a cut last batch is not (fetch
+    /// again from [`PartitionScan::next_offset`]). Returns how many records (whatever their
+    /// offset) the whole batches held. Records before the next offset (a batch fetched again)
+    /// and at or past the end are skipped; control batches hold no record a consumer returns.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<u64> {
+        let mut window = self.window.clone();
+        let seen = window.push(bytes, |r| {
+            self.record(r.offset, r.timestamp, r.key, r.value)
+        });
+        self.window = window;
+        seen
     }
 
     /// One record, as the migration's `--check` classifies it.
@@ -217,6 +283,8 @@ mod tests {
 
     /// A record's key and value.
     type Kv<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
+    /// A record as a consumer hands it over: offset, timestamp, key, value.
+    type Row<'a> = (i64, i64, Option<&'a [u8]>, Option<&'a [u8]>);
 
     fn batch(base: i64, records: &[Kv<'_>], codec: Option<Compression>) -> Vec<u8> {
         let mut b = BatchBuilder::new(base);
@@ -290,6 +358,94 @@ mod tests {
         assert_eq!(v.null_key_records, 3);
         // the scan's own replay stands for the verification's replay of the topic as it is
         assert_eq!(v, crate::keyed::verify_keyed(scan.kept.as_deref().unwrap()));
+    }
+
+    #[test]
+    fn the_tools_models_read_through_a_window_as_a_consumer_reads() {
+        use crate::inspect::{
+            FetchedLog, Inspector, PreviewRecord, ScanOptions, preview_compaction,
+        };
+        let tp = TopicIdPartition {
+            topic_id: Uuid::new(7, 7),
+            topic: "orders".into(),
+            partition: 0,
+        };
+        let nullv = crate::testing::stock::started(&tp, Uuid::new(1, 1), 0, 4).unwrap();
+        let mut bytes = batch(0, &[(None, Some(&nullv)), (Some(b"k2"), None)], None);
+        bytes.extend(batch(
+            2,
+            &[
+                (Some(b"k"), None),
+                (None, Some(b"\x00\x01bad")),
+                (None, Some(&nullv)),
+            ],
+            Some(Compression::Zstd),
+        ));
+        bytes.extend(batch(5, &[(None, Some(&nullv)), (Some(b"t"), None)], None));
+        // the window [1, 6): the record before the start and the one at the end are not read
+        let want: Vec<Row<'_>> = vec![
+            (1, 1001, Some(b"k2"), None),
+            (2, 1002, Some(b"k"), None),
+            (3, 1003, None, Some(b"\x00\x01bad")),
+            (4, 1004, None, Some(&nullv)),
+            (5, 1005, None, Some(&nullv)),
+        ];
+        let options = ScanOptions::all(true);
+        let mut reference = Inspector::for_scan();
+        let expected = reference.scan_records(want.iter().copied(), options);
+        // fed in fetches cut inside the second and the third batch, each fetched again whole
+        let second = batch(0, &[(None, Some(&nullv)), (Some(b"k2"), None)], None).len();
+        let mut window = FetchWindow::new(1, 6);
+        let mut inspector = Inspector::for_scan();
+        let mut got = inspector
+            .scan_fetched(&mut window, &bytes[..second + 9], options)
+            .unwrap();
+        assert_eq!(window.next_offset(), 2);
+        let third = bytes.len() - batch(5, &[(None, Some(&nullv)), (Some(b"t"), None)], None).len();
+        let more = inspector
+            .scan_fetched(&mut window, &bytes[second..bytes.len() - 3], options)
+            .unwrap();
+        assert_eq!(window.next_offset(), 5);
+        let last = inspector
+            .scan_fetched(&mut window, &bytes[third..], options)
+            .unwrap();
+        assert!(window.done());
+        for s in [more, last] {
+            got.null_keys.extend(s.null_keys);
+            got.findings.extend(s.findings);
+            got.last_timestamp = got.last_timestamp.max(s.last_timestamp);
+            for (g, f) in got.found.iter_mut().zip(s.found) {
+                *g += f;
+            }
+        }
+        assert_eq!(got, expected);
+        assert_eq!(window.records(), 5);
+        let kv: usize = want
+            .iter()
+            .map(|(_, _, k, v)| k.map_or(0, <[u8]>::len) + v.map_or(0, <[u8]>::len))
+            .sum();
+        assert_eq!(window.bytes(), kv as u64);
+        assert_eq!(
+            inspector.finish().summary_json(),
+            reference.finish().summary_json()
+        );
+        // the compaction what-if of the records kept from the same fetches
+        let mut log = FetchedLog::new(1, 6);
+        log.push(&bytes[..third]).unwrap();
+        log.push(&bytes[third..]).unwrap();
+        assert!(log.window().done());
+        let views: Vec<PreviewRecord<'_>> = want
+            .iter()
+            .map(|&(o, t, k, v)| PreviewRecord::consumed(o, t, k, v))
+            .collect();
+        let config = crate::inspect::summary_compaction_config();
+        assert_eq!(
+            log.previews(config, &[1003, 9_000_000_000]),
+            vec![
+                preview_compaction(&views, config, 1003),
+                preview_compaction(&views, config, 9_000_000_000)
+            ]
+        );
     }
 
     #[test]

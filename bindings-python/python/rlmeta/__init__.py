@@ -57,7 +57,7 @@ from ._native import (
 from . import _native
 from ._store import Applied, Orphan, Outcome, PartitionDelete, Planned, SegmentMetadata, SkipKind, Store
 from ._native import Ledger, layout_presets, parse_layout
-from ._native import PartitionScan
+from ._native import FetchedLog, FetchWindow, PartitionScan
 from ._store import Applied, Orphan, Outcome, OutcomeCode, PartitionDelete, Planned, SegmentMetadata, SkipKind, Store
 from ._tables import OUTCOME_NAMES
 from ._files import (
@@ -131,7 +131,7 @@ __all__ = [
     "PartitionLevel", "Readiness", "readiness", "safe_v1_retention_ms", "check_v1_retention",
     "manager_is_kip1266_capable", "kip1266_capable_managers", "level_record", "parse_level_record",
     "topic_level", "topic_level_with_policy", "partitions_missing_level", "write_level", "level_move", "FreshTopicPlan", "fresh_topic_plan",
-    "RetentionSafety", "check_v1_retention_configs", "CleanupTiming", "cleanup_timing", "expected_deletion_ms", "UnheldSegment", "SupersededSegment", "KeyedVerdict", "verify_keyed", "PartitionScan",
+    "RetentionSafety", "check_v1_retention_configs", "CleanupTiming", "cleanup_timing", "expected_deletion_ms", "UnheldSegment", "SupersededSegment", "KeyedVerdict", "verify_keyed", "PartitionScan", "FetchWindow", "FetchedLog",
     # compaction and growth
     "TopicConfig", "CompactionLog", "CompactionPreview", "preview_compaction", "preview_compaction_files", "preview_compaction_paths", "preview_compaction_paths_at", "GrowthPoint", "project_growth", "normalize_cleanup_policy",
     # inspection

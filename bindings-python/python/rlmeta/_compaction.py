@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from dataclasses import dataclass
-from typing import Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
 
 from . import _native
 from ._tables import LEVEL_PRESETS
@@ -138,6 +138,13 @@ def preview_compaction(
     """:func:`preview_compaction_files` over ``(offset, timestamp, key, value)`` records read from a
     cluster; a record's size is its key and value bytes."""
     return _preview(_native.preview_compaction(list(records), _config_args(config), now_ms))
+
+
+def preview_compaction_fetched(log: Any, config: TopicConfig, moments: Sequence[int]) -> List[CompactionPreview]:
+    """:func:`preview_compaction` at each of ``moments`` of one metadata partition kept by the
+    core from a live topic's raw fetches (``_native.FetchedLog``): the records a consumer reads
+    up to the end offset, each sized as its key and value bytes."""
+    return [_preview(t) for t in log.previews(_config_args(config), list(moments))]
 
 
 @dataclass(frozen=True)

@@ -201,6 +201,25 @@ class Inspector:
         """:meth:`scan_file` of ``(offset, timestamp, key, value)`` records read from a topic."""
         return _scan_result(self._native.scan_records(list(records), each_null_key, limit))
 
+    def scan_fetch(self, window: Any, data: bytes, each_null_key: bool = False, limit: Optional[int] = None) -> ScanResult:
+        """:meth:`scan_records` of the records of one fetch of a live topic (its raw record
+        batches) that ``window`` (``_native.FetchWindow``) reads: whole batches only, from the
+        partition's start offset up to its end offset; decoded by the core, no object per
+        record. A batch that does not read raises RlmetaError."""
+        return _scan_result(self._native.scan_fetch(window, data, each_null_key, limit))
+
+    def push_fetch(self, window: Any, data: bytes) -> None:
+        """:meth:`push` of every record of one fetch that ``window`` reads (:meth:`scan_fetch`)."""
+        self._native.push_fetch(window, data)
+
+    def push_fetch_lines(self, window: Any, data: bytes) -> str:
+        """:meth:`push_fetch`, returning the records' listing (``record_line`` each, a newline after each)."""
+        return self._native.push_fetch_lines(window, data)
+
+    def push_fetch_records(self, window: Any, data: bytes) -> List[Tuple[int, int, Optional[bytes], Optional[bytes]]]:
+        """:meth:`push_fetch`, returning the records, ``(offset, timestamp, key, value)``."""
+        return self._native.push_fetch_records(window, data)
+
     def null_keys(self) -> Optional[Tuple[int, int, int, int]]:
         """``(first_offset, last_offset, min_timestamp, max_timestamp)`` of the null-key records
         so far, or None if there are none (their count is the summary's)."""

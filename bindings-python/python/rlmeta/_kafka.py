@@ -340,8 +340,9 @@ class Reader:
 
     def each_partition_raw(self, make: Callable[[int, int, int], Any]) -> Iterator[Tuple[int, Any]]:
         """``(partition, scan)`` for each partition in turn, where ``scan = make(partition, start,
-        end)`` is a core accumulator (``rlmeta._native.PartitionScan``: ``push(bytes)``,
-        ``next_offset()``, ``done()``) fed the raw record batches of Fetch responses, from the
+        end)`` is a core accumulator (``push(bytes)``, ``next_offset()``, ``done()``: the
+        migration's ``rlmeta._native.PartitionScan``, the operator tools' models read through a
+        ``_native.FetchWindow``, ``_native.FetchedLog``) fed the raw record batches of Fetch responses, from the
         partition's earliest offset until it has read every record before the end offset seen
         when reading started. A batch cut at a response's end is fetched again from the
         accumulator's next offset; the host never decodes a record. ``read_to_end``, the timeout

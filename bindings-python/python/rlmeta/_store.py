@@ -185,6 +185,12 @@ class Store:
         released, no ``bytes`` made of it); OSError if it does not read."""
         return self._native.apply_path(os.fspath(path))
 
+    def apply_fetch(self, window: Any, data: bytes) -> int:
+        """Replays the records of one fetch of a live topic (its raw record batches) that
+        ``window`` (``_native.FetchWindow``) reads: whole batches only, the partition's start and
+        end offsets kept; returns how many. A batch that does not read raises RlmetaError."""
+        return self._native.apply_fetch(window, data)
+
     def load_partition(self, tp: PartitionLike) -> None:
         self._native.load_partition(_tp(tp))
 

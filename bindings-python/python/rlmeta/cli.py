@@ -15,8 +15,10 @@
 
 Every subcommand takes ``--json`` (one JSON document on stdout). A FILE is a ``.log`` segment of
 ``__remote_log_metadata-N/``; a DIR is such a partition directory or a log dir holding them.
-Segment files are read in chunks by the binding, never whole; the listing is written as it is
-produced. Progress bars go to stderr (off when it is not a terminal, or with ``--no-progress``).
+Segment files are read in chunks by the binding, never whole; the live topic (``--bootstrap-server``)
+one metadata partition at a time, as the raw record batches of Fetch requests that the core decodes
+(``_native.FetchWindow``: whole batches, each partition's start and end offsets taken when reading
+began); the listing is written as it is produced. Progress bars go to stderr (off when it is not a terminal, or with ``--no-progress``).
 Exit status: 0, 1 for an error (printed to stderr), 2 for bad usage, a ``--command-config`` that
 cannot be honoured, refused credentials or an operation the cluster's authorizer refuses.
 
@@ -41,6 +43,7 @@ from ._compaction import (
     CompactionPreview,
     TopicConfig,
     preview_compaction,
+    preview_compaction_fetched,
     preview_compaction_paths_at,
     project_growth,
 )
@@ -100,8 +103,9 @@ def _ms(v: int) -> str:
 @dataclass
 class Partition:
     """One metadata partition's records, from files or from the cluster. A partition of the cluster
-    streams: its records are read once, when iterated (``bytes`` and ``read_to_end`` are known
-    after), one partition after the other."""
+    is read once, one partition after the other (``bytes``, its records' key and value bytes, and
+    ``read_to_end`` are known after): the operator tools hand the raw record batches of its fetches
+    to a core model (:meth:`read_fetched`); reconcile iterates its records (``stream``)."""
 
     name: str
     files: List[Path] = field(default_factory=list)
@@ -109,6 +113,15 @@ class Partition:
     bytes: int = 0
     read_to_end: bool = True
     stream: Optional[Callable[[], Iterator[Rec]]] = None
+    fetch: Optional[Callable[[Callable[[int, int], Any]], Any]] = None
+
+    def read_fetched(self, make: Callable[[int, int], Any]) -> Any:
+        """Reads a partition of the cluster: ``make(start, end)`` is the accumulator its fetches'
+        raw bytes go to (``push(bytes)``, ``next_offset()``, ``done()``, ``bytes()``: a
+        :class:`_Fetches` or ``_native.FetchedLog``), returned once the partition is read."""
+        if self.fetch is None:
+            raise RuntimeError(f"{self.name} is not read from a cluster")
+        return self.fetch(make)
 
     def iter_records(self, bar: Any = None) -> Iterator[Rec]:
         if self.files:
@@ -157,9 +170,37 @@ def partitions_from_files(paths: List[str]) -> List[Partition]:
     return [by_name[n] for n in sorted(by_name, key=lambda n: (len(n), n))]
 
 
+class _Fetches:
+    """One partition's fetches handed to a core model through the core's window
+    (``_native.FetchWindow``: whole batches only, the partition's start and end offsets kept):
+    ``each(window, data)`` is the model's binding call, e.g. ``Inspector.scan_fetch``. The
+    accumulator :meth:`rlmeta._kafka.Reader.each_partition_raw` feeds."""
+
+    def __init__(self, start: int, end: int, each: Callable[[Any, bytes], Any]) -> None:
+        self.window = _native.FetchWindow(start, end)
+        self._each = each
+
+    def push(self, data: bytes) -> None:
+        self._each(self.window, data)
+
+    def next_offset(self) -> int:
+        return self.window.next_offset()
+
+    def done(self) -> bool:
+        return self.window.done()
+
+    def records(self) -> int:
+        return self.window.records()
+
+    def bytes(self) -> int:
+        return self.window.bytes()
+
+
 def partitions_from_cluster(args: argparse.Namespace) -> Parts:
-    """The metadata topic's partitions, each read when a command iterates its records, in order,
-    with one consumer: memory holds what a command keeps of a partition, never the topic."""
+    """The metadata topic's partitions, each read when a command reads it, in order, with one
+    consumer: memory holds what a command keeps of a partition, never the topic. The operator
+    tools read raw record batches (``Reader.each_partition_raw``) decoded by the core;
+    reconcile iterates records (``Reader.each_partition``)."""
     from ._kafka import Cluster  # imported when a cluster is read (a file scan never is)
 
     cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
@@ -171,28 +212,51 @@ def partitions_from_cluster(args: argparse.Namespace) -> Parts:
         cluster.close()
         raise
     reader = cluster.read(METADATA_TOPIC, numbers, not args.no_progress, desc=f"Reading {METADATA_TOPIC}")
-    pairs = reader.each_partition()
+    readers: Dict[str, Iterator[Any]] = {}  # the one read a command makes: raw batches or records
+    making: List[Callable[[int, int], Any]] = []
     parts = Parts()
+
+    def next_of(kind: str, part: Partition, p: int) -> Any:
+        if kind not in readers:
+            if readers:
+                raise RuntimeError(f"{part.name} read as {kind} after another read of the topic")
+            readers[kind] = (reader.each_partition_raw(lambda _, start, end: making[-1](start, end)) if kind == "raw"
+                             else reader.each_partition())
+        q, got = next(readers[kind])
+        if q != p:  # commands read partitions in order, each once
+            raise RuntimeError(f"{part.name} read out of order (partition {q} was next)")
+        return got
+
+    def ended(part: Partition, p: int) -> None:
+        part.read_to_end = reader.read_to_end.get(p, False)
+        if p == numbers[-1]:
+            parts.close()
 
     def stream(part: Partition, p: int) -> Callable[[], Iterator[Rec]]:
         def records() -> Iterator[Rec]:
-            q, recs = next(pairs)
-            if q != p:  # commands read partitions in order, each once
-                raise RuntimeError(f"{part.name} read out of order (partition {q} was next)")
-            for r in recs:
+            for r in next_of("records", part, p):
                 yield (r.offset, r.timestamp, r.key, r.value)
-            part.bytes, part.read_to_end = reader.bytes_read.get(p, 0), reader.read_to_end.get(p, False)
-            if p == numbers[-1]:
-                parts.close()
+            part.bytes = reader.bytes_read.get(p, 0)
+            ended(part, p)
         return records
+
+    def fetch(part: Partition, p: int) -> Callable[[Callable[[int, int], Any]], Any]:
+        def read(make: Callable[[int, int], Any]) -> Any:
+            making.append(make)
+            sink = next_of("raw", part, p)
+            part.bytes = sink.bytes()  # key and value bytes, as the record read counts them
+            ended(part, p)
+            return sink
+        return read
 
     for p in numbers:
         part = Partition(f"{METADATA_TOPIC}-{p}", read_to_end=False)
-        part.stream = stream(part, p)
+        part.stream, part.fetch = stream(part, p), fetch(part, p)
         parts.append(part)
 
     def close() -> None:
-        pairs.close()
+        for it in readers.values():
+            it.close()  # type: ignore[attr-defined]
         cluster.close()
     parts._close = close  # type: ignore[attr-defined]
     return parts
@@ -273,6 +337,19 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
                     write_dump_log(f, out.write, f.name)
             doc["files"] = listings
             report = ins.finish_files(part.files)
+        elif part.fetch is not None:
+            # the raw batches of each fetch decoded by the core: a line per record as read (text),
+            # or the records themselves when --json lists them
+            ins = Inspector()
+            records = []
+            if args.json:
+                part.read_fetched(lambda s, e: _Fetches(s, e, lambda w, d: records.extend(
+                    _record_json(r) for r in ins.push_fetch_records(w, d))))
+            else:
+                out.write(f"Dumping {part.name} (live, {args.bootstrap_server})\n")
+                part.read_fetched(lambda s, e: _Fetches(s, e, lambda w, d: out.write(ins.push_fetch_lines(w, d))))
+            doc["records"] = records
+            report = ins.finish()
         else:
             ins = Inspector()
             if not args.json:
@@ -313,6 +390,9 @@ def _summary(part: Partition) -> Any:
             ins.push_path(f)
         return ins.finish_files(part.files)
     ins = Inspector()
+    if part.fetch is not None:  # the raw batches of each fetch, decoded and replayed by the core
+        part.read_fetched(lambda s, e: _Fetches(s, e, ins.push_fetch))
+        return ins.finish()
     for chunk in _chunks(part.iter_records()):
         ins.push_many(chunk)
     return ins.finish()
@@ -362,6 +442,8 @@ def cmd_scan(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any
             for f in part.files:
                 add(ins.scan_path(f, args.json, limit))  # read in chunks by the binding: no bytes object
                 bar.update(f.stat().st_size)
+        elif part.fetch is not None:  # the raw batches of each fetch, decoded by the core
+            part.read_fetched(lambda s, e: _Fetches(s, e, lambda w, d: add(ins.scan_fetch(w, d, args.json, limit))))
         else:
             for chunk in _chunks(part.iter_records()):
                 add(ins.scan_records(chunk, args.json, limit))
@@ -474,6 +556,8 @@ def _previews(part: Partition, config: TopicConfig, moments: List[int]) -> List[
     moments)."""
     if part.files:
         return [preview_compaction_paths_at(part.files, config, [at])[0] for at in moments]
+    if part.fetch is not None:  # the partition's records kept by the core from the raw fetches
+        return preview_compaction_fetched(part.read_fetched(_native.FetchedLog), config, moments)
     records = list(part.iter_records())
     return [preview_compaction(records, config, at) for at in moments]
 
@@ -566,6 +650,16 @@ def cmd_profile(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
                 t0 = time.perf_counter()
                 n = sum(store.apply_path(f) for f in part.files)
                 elapsed = time.perf_counter() - t0
+            elif part.fetch is not None:
+                # the raw batches of each fetch replayed as they come (decoding and replay timed,
+                # as a file's read and replay are)
+                spent = [0.0]
+
+                def each(w: Any, d: bytes) -> None:
+                    t0 = time.perf_counter()
+                    store.apply_fetch(w, d)
+                    spent[0] += time.perf_counter() - t0
+                n, elapsed = part.read_fetched(lambda s, e: _Fetches(s, e, each)).records(), spent[0]
             else:
                 # a topic's records replayed CHUNK at a time as they are read (the replay alone timed)
                 n, elapsed = 0, 0.0

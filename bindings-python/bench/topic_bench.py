@@ -1,0 +1,105 @@
+"""make bench-tools-topic: ``rlmeta scan`` and ``rlmeta inspect --summary`` with --bootstrap-server on a
+topic of TOOLS_TOPIC_RECORDS records (default 1,000,000), read two ways: the raw read (the record
+batches of each Fetch decoded by the core: what the tools do) and the per-record read it replaced
+(kafka-python's consumer handing over each record; chosen here by clearing each partition's
+``fetch``, so the commands take their record-fed branch). A measurement: it asserts nothing.
+
+The topic is the migration scale test's stock history (tests/test_migration_scale.py: segments of
+400 user partitions copied, finished, a quarter deleted; null keys, version 0) in the stock 50
+metadata partitions of a real Kafka 4.4.0 broker started here (tests/kafka_broker.py). Each run is
+its own process, timed from its start to its exit (wall time) with its peak RSS (VmHWM, as
+tests/peak_rss.py reads it); the two reads' outputs are compared (equal, or the first differing
+line is printed). Runs alternate between the two reads, TOOLS_TOPIC_RUNS times each (default 2);
+TOOLS_TOPIC_COMMANDS picks the commands (default "scan;inspect --summary").
+"""
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]  # bindings-python/bench/ -> the repository
+sys.path.insert(0, str(ROOT / "bindings-python" / "tests"))
+
+from kafka_broker import Broker, wait  # noqa: E402
+from test_migration_scale import METADATA_PARTITIONS, TOPIC, stock_history  # noqa: E402
+
+RECORDS = int(os.environ.get("TOOLS_TOPIC_RECORDS", "1000000"))
+RUNS = int(os.environ.get("TOOLS_TOPIC_RUNS", "2"))
+#: The commands timed, separated by ";" (the listing of ``inspect`` and ``simulate`` can be added).
+COMMANDS = [c.split() for c in os.environ.get("TOOLS_TOPIC_COMMANDS", "scan;inspect --summary").split(";") if c.strip()]
+
+PRELUDE = (
+    "import atexit, sys\n"
+    "def _peak():\n"
+    "    for line in open('/proc/self/status'):\n"
+    "        if line.startswith('VmHWM:'):\n"
+    "            return line.split()[1]\n"
+    "atexit.register(lambda: sys.stderr.write('PEAK_RSS_KB %s\\n' % _peak()))\n"
+    "from rlmeta import cli\n"
+)
+#: The per-record read: every partition of the cluster without its raw read.
+PER_RECORD = (
+    "_load = cli.partitions_from_cluster\n"
+    "def _records_only(args):\n"
+    "    parts = _load(args)\n"
+    "    for p in parts:\n"
+    "        p.fetch = None\n"
+    "    return parts\n"
+    "cli.partitions_from_cluster = _records_only\n"
+)
+
+
+def run(read: str, argv):
+    code = PRELUDE + (PER_RECORD if read == "per-record" else "") + "sys.exit(cli.main(sys.argv[1:]))\n"
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=3600)
+    wall = time.monotonic() - t0
+    m = re.search(r"PEAK_RSS_KB (\d+)", out.stderr)
+    if out.returncode != 0 or not m:
+        raise SystemExit(f"{read} {argv[0]} failed ({out.returncode}): {out.stderr[-2000:]}")
+    return wall, int(m.group(1)) / 1024, out.stdout
+
+
+def main() -> None:
+    b = Broker(metadata_partitions=METADATA_PARTITIONS)
+    try:
+        b.start()
+        from kafka import KafkaAdminClient, KafkaProducer
+
+        admin = KafkaAdminClient(bootstrap_servers=b.bootstrap)
+        wait("the metadata topic", lambda: TOPIC in admin.list_topics())
+        admin.close()
+        t0 = time.monotonic()
+        records, live = stock_history(RECORDS)
+        producer = KafkaProducer(bootstrap_servers=b.bootstrap, acks=1, linger_ms=50, batch_size=1 << 20,
+                                 max_request_size=8 << 20)
+        for mp, value in records:
+            producer.send(TOPIC, value=value, partition=mp)
+        producer.flush()
+        producer.close()
+        print(f"[tools-topic] {len(records):,} records ({live:,} live segments) in {METADATA_PARTITIONS} partitions, "
+              f"produced in {time.monotonic() - t0:.0f} s; load average before the runs: {os.getloadavg()}", flush=True)
+        for command in COMMANDS:
+            argv = [*command, "--bootstrap-server", b.bootstrap, "--no-progress", "--timeout-ms", "60000"]
+            outs = {}
+            for i in range(RUNS):
+                for read in ("per-record", "raw"):
+                    wall, rss, out = run(read, argv)
+                    outs.setdefault(read, out)
+                    print(f"[tools-topic] rlmeta {' '.join(command)} --bootstrap-server, {read} read, run {i + 1}: "
+                          f"{wall:.2f} s wall, peak RSS {rss:.0f} MB, load average {os.getloadavg()[0]:.2f}", flush=True)
+            a, c = outs["per-record"].splitlines(), outs["raw"].splitlines()
+            diff = next((f"line {n}: {x!r} vs {y!r}" for n, (x, y) in enumerate(zip(a, c)) if x != y), None)
+            same = a == c
+            print(f"[tools-topic] rlmeta {' '.join(command)}: the two reads' outputs are "
+                  f"{'equal' if same else 'NOT equal: ' + (diff or f'{len(a)} lines vs {len(c)}')} "
+                  f"({len(outs['raw']):,} bytes)", flush=True)
+    finally:
+        b.cleanup()
+
+
+if __name__ == "__main__":
+    main()
