@@ -186,6 +186,47 @@ class MetadataStoreTest {
         }
     }
 
+    /**
+     * resurrections over JNI (issue 31 item 9): in a held store, a stock segment is backfilled, then
+     * deleted by the leader; the deposed leader's backfill records of it land late and bring it back.
+     * The store counts it, planBackfill deletes it again (DELETE_SEGMENT_STARTED, then
+     * DELETE_SEGMENT_FINISHED with its tombstones), and then nothing is left.
+     */
+    @Test
+    void aDeletedSegmentBroughtBackByALateBackfillIsDeletedAgain() {
+        Uuid id = new Uuid(0x5555555555555555L, 0x6666666666666666L);
+        try (MetadataStore s = new MetadataStore(true)) {
+            s.loadPartition(MSB, LSB, "orders", 0);
+            RemoteLogSegmentMetadata copy = started(id, 0, 99, 4);
+            new Batch().add(0, null, SERDE.serialize(copy))
+                    .add(1, null, SERDE.serialize(update(id, RemoteLogSegmentState.COPY_SEGMENT_FINISHED, 9L, null)))
+                    .applyTo(s);
+            assertTrue(s.markInitialized(MSB, LSB, "orders", 0));
+            next = 2;
+            PlannedRecords zombie = s.planBackfill(MSB, LSB, 0, 5, 1); // a deposed leader's plan, landing late
+            produce(s, s.planBackfill(MSB, LSB, 0, 7, 1));
+            produce(s, s.plan(SERDE.serialize(update(id, RemoteLogSegmentState.DELETE_SEGMENT_STARTED, 10L, null)), 7, 1));
+            produce(s, s.plan(SERDE.serialize(update(id, RemoteLogSegmentState.DELETE_SEGMENT_FINISHED, 11L, null)), 7, 1));
+            assertEquals(0, s.segments(MSB, LSB, 0).length);
+            assertEquals(0, s.resurrections(MSB, LSB, 0));
+            produce(s, zombie);
+            assertEquals(1, s.segments(MSB, LSB, 0).length, "the late backfill brought the segment back");
+            assertEquals(1, s.resurrections(MSB, LSB, 0));
+            assertEquals(0, s.resurrections(1, 2, 0), "a partition not held");
+            PlannedRecords started = s.planBackfill(MSB, LSB, 0, 7, 1);
+            assertEquals(1, started.size());
+            assertEquals(RlMeta.keyFormat(TOPIC.toString(), "orders", 0, 99, 4, true), new String(started.keys[0], UTF_8));
+            produce(s, started);
+            PlannedRecords finished = s.planBackfill(MSB, LSB, 0, 7, 1);
+            assertNull(finished.values[0], "the segment record's key is tombstoned first");
+            assertNull(finished.values[finished.size() - 1], "then the update key");
+            produce(s, finished);
+            assertEquals(0, s.segments(MSB, LSB, 0).length);
+            assertEquals(0, s.resurrections(MSB, LSB, 0));
+            assertEquals(0, s.planBackfill(MSB, LSB, 0, 7, 1).size());
+        }
+    }
+
     /** Java's outcome constants are the core's table exactly: one constant per code, named as the core names it. */
     @Test
     void outcomeConstantsAreTheCoresTable() throws Exception {

@@ -95,6 +95,7 @@ final class Backfill implements Runnable {
         final long since = System.nanoTime();
         volatile long catchUpTo = -1; // the metadata partition's end offset sampled after the term began
         volatile boolean done;
+        boolean counted; // partitionsDone counted (backfill thread only)
         int segments;
         int records;
         long firstWrite; // nanoTime of this term's first backfill record, 0 before it
@@ -288,6 +289,10 @@ final class Backfill implements Runnable {
                 }
                 if (plan.size() == 0) {
                     term.done = true;
+                    if (term.counted) {
+                        return; // done again after deleting a resurrection: counted and logged once a term
+                    }
+                    term.counted = true;
                     partitionsDone.incrementAndGet();
                     long ms = term.firstWrite == 0 ? 0 : (System.nanoTime() - term.firstWrite) / 1_000_000;
                     log.info("rlmeta RLMM backfilled {}: {} segments, {} records in {} ms", tp, term.segments,
