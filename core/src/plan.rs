@@ -34,6 +34,11 @@
 //!   DELETE_SEGMENT_STARTED segment waits (a refusal, once nothing else is left to move) until its
 //!   deletion finishes, so a backfill never writes a live-looking record for a segment whose
 //!   remote data is going away. It is never planned at level 0.
+//! - A deposed leader's backfill record that lands after the leader deleted its segment brings
+//!   the segment back, in the whole log and compacted alike, and in Kafka's store: no replay rule
+//!   can undo it. The broker's store recognizes it ([`Store::resurrections`]) and
+//!   [`Store::plan_backfill`] deletes it again before anything else, so the leader's next check
+//!   ends it.
 //! - Two upload attempts of one range in one leader epoch (stock Kafka 4.4.0 makes them: both
 //!   finished, or one abandoned unfinished when its broker restarted during the upload) share a
 //!   key pair, and one key holds one segment. Kafka's cache serves only the finished one (of two
@@ -821,7 +826,10 @@ impl Store {
                 .and_then(|o| o.key.as_deref())
                 .and_then(|k| RecordKey::parse_bytes(k.as_bytes()).ok())
             {
-                out.push(Planned { key: k, value: None });
+                out.push(Planned {
+                    key: k,
+                    value: None,
+                });
             }
         }
         Ok(out)

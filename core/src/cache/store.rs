@@ -5,8 +5,10 @@
 //! KIP-1266), a KIP-1266 key, or anything else, and the value is a record of any version or null
 //! (a tombstone); the queries Kafka's `RemoteLogMetadataManager` answers, with Kafka's errors;
 //! and, beyond Kafka, what it learns that Kafka drops: updates whose base record is missing
-//! (orphans, kept for deletion retries) and every event Kafka would drop or die on, reported as
-//! data. Never: I/O, time, or what to write next.
+//! (orphans, kept for deletion retries), every event Kafka would drop or die on, reported as
+//! data, and, in a broker's store, the deleted segments of a partition with a null-key history
+//! that a later record brought back ([`Store::resurrections`]). Never: I/O, time, or what to
+//! write next.
 
 use std::collections::HashMap;
 
@@ -882,7 +884,9 @@ impl Store {
             .iter()
             .copied()
             .filter(|id| {
-                slot.cache.as_ref().is_some_and(|c| c.segment(*id).is_some())
+                slot.cache
+                    .as_ref()
+                    .is_some_and(|c| c.segment(*id).is_some())
                     || slot.orphans.contains_key(id)
             })
             .collect();
