@@ -34,6 +34,11 @@
 //!   DELETE_SEGMENT_STARTED segment waits (a refusal, once nothing else is left to move) until its
 //!   deletion finishes, so a backfill never writes a live-looking record for a segment whose
 //!   remote data is going away. It is never planned at level 0.
+//! - A deposed leader's backfill record that lands after the leader deleted its segment brings
+//!   the segment back, in the whole log and compacted alike, and in Kafka's store: no replay rule
+//!   can undo it. The broker's store recognizes it ([`Store::resurrections`]) and
+//!   [`Store::plan_backfill`] deletes it again before anything else, so the leader's next check
+//!   ends it.
 //! - Two upload attempts of one range in one leader epoch (stock Kafka 4.4.0 makes them: both
 //!   finished, or one abandoned unfinished when its broker restarted during the upload) share a
 //!   key pair, and one key holds one segment. Kafka's cache serves only the finished one (of two
@@ -784,6 +789,52 @@ impl Store {
         out
     }
 
+    /// The next step of deleting again the segments a deposed leader's late backfill brought
+    /// back ([`Store::resurrections`]): DELETE_SEGMENT_STARTED for one held as copied, then
+    /// (planned once that is applied) DELETE_SEGMENT_FINISHED with its tombstones, as a deletion
+    /// is planned; an orphan update gets its key tombstoned. The remote data is gone already
+    /// (its deletion finished once): nothing asks the RSM again. Broker and event time are the
+    /// segment's own (the core has no clock). Empty when nothing rose.
+    fn plan_burial(
+        &self,
+        tp: &TopicIdPartition,
+        writer_epoch: i32,
+        level: MetadataLevel,
+    ) -> Result<Vec<Planned>> {
+        let Some(slot) = self.slot(tp) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for id in self.resurrections(tp) {
+            if let Some(m) = slot.cache.as_ref().and_then(|c| c.segment(id)) {
+                let next = match m.state {
+                    SegmentState::DeleteSegmentStarted => SegmentState::DeleteSegmentFinished,
+                    _ => SegmentState::DeleteSegmentStarted,
+                };
+                let e = SegmentEvent {
+                    partition: tp.clone(),
+                    segment_id: id,
+                    broker_id: m.broker_id,
+                    event_timestamp_ms: m.event_timestamp_ms,
+                    custom_metadata: None,
+                    broker_leader_epoch: writer_epoch,
+                };
+                out.extend(self.plan_update(&e, next, level)?);
+            } else if let Some(k) = slot
+                .orphans
+                .get(&id)
+                .and_then(|o| o.key.as_deref())
+                .and_then(|k| RecordKey::parse_bytes(k.as_bytes()).ok())
+            {
+                out.push(Planned {
+                    key: k,
+                    value: None,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     /// Records that make a segment written before KIP-1266 (null keys) survive compaction: its
     /// segment record and its latest update, written again under its keys (the key pair every
     /// writer picks for it, see [`Store::key_pair_of`]). The partition's leader writes these for
@@ -817,6 +868,10 @@ impl Store {
         let Some(cache) = self.slot(tp).and_then(|s| s.cache.as_ref()) else {
             return Ok(Vec::new());
         };
+        let risen = self.plan_burial(tp, writer_epoch, level)?;
+        if !risen.is_empty() {
+            return Ok(risen);
+        }
         let superseded: Vec<Uuid> = self.superseded(tp).iter().map(|s| s.segment_id).collect();
         let mut out = Vec::new();
         let mut being_deleted = Vec::new();

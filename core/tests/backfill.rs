@@ -472,3 +472,145 @@ fn a_conflict_on_one_key_refuses_only_that_segment() {
     assert_eq!(refused.kind(), ErrorKind::InvalidState);
     assert!(refused.to_string().contains("share key"), "{refused}");
 }
+
+/// A broker's store as the plugin holds it ([`Store::held`]): it remembers the deletions of a
+/// partition with a null-key history, so it recognizes a deleted segment that comes back.
+fn held_replay(log: &[Rec]) -> Store {
+    let mut s = Store::held();
+    s.load_partition(&tp());
+    for (offset, (k, v)) in log.iter().enumerate() {
+        s.apply(offset as i64, k.as_deref(), v.as_deref());
+    }
+    s.mark_initialized(&tp());
+    s
+}
+
+/// What the partition's leader does on each backfill check: plan, write, apply, until the plan
+/// is empty or refused (a refusal is retried later; nothing here depends on it).
+fn leader_checks(leader: &mut Writer, log: &mut Vec<Rec>, epoch: i32) {
+    for _ in 0..16 {
+        match leader.backfill(epoch) {
+            Ok(plan) if plan.is_empty() => return,
+            Ok(plan) => leader.write(log, plan),
+            Err(_) => return,
+        }
+    }
+    panic!("the leader's backfill never settles");
+}
+
+/// The deposed leader's delayed writes: its backfill plan `zombie`, of which `zombie[..sent]`
+/// landed while it still led, `zombie[sent..late]` is in flight and lands after the new leader
+/// has written `land_after` records of its own (its backfill, then the deletion of segments 1,
+/// 2 and 3, each planned against what its store holds then), and the rest is never sent (it
+/// saw it lost the partition). Returns the log and the segments the new leader deleted.
+fn deposed_leader_run(
+    head: &[Rec],
+    zombie: &[Rec],
+    sent: usize,
+    late: usize,
+    land_after: usize,
+) -> (Vec<Rec>, Vec<Uuid>, Writer) {
+    let mut log: Vec<Rec> = head.to_vec();
+    log.extend(zombie[..sent].iter().cloned());
+    let mut new = Writer {
+        store: held_replay(&log),
+    };
+    let mut written = 0;
+    let mut landed = false;
+    let mut deleted = Vec::new();
+    // one record at a time: the delayed block may land between any two of the new leader's
+    let mut emit = |new: &mut Writer, log: &mut Vec<Rec>, recs: Vec<Rec>, landed: &mut bool| {
+        for r in recs {
+            if !*landed && written == land_after {
+                new.write(log, zombie[sent..late].to_vec());
+                *landed = true;
+            }
+            new.write(log, vec![r]);
+            written += 1;
+        }
+    };
+    if let Ok(plan) = new.backfill(9) {
+        emit(&mut new, &mut log, plan, &mut landed);
+    }
+    for n in [1, 2, 3] {
+        for finished in [false, true] {
+            let e = Writer::ev(uuid(n), 9);
+            let e = if finished {
+                Event::DeleteFinished(e)
+            } else {
+                Event::DeleteStarted(e)
+            };
+            if let Ok(plan) = new.store.plan(&e, MetadataLevel::V1) {
+                emit(&mut new, &mut log, recs(plan), &mut landed);
+                if finished {
+                    deleted.push(uuid(n)); // its remote data is gone
+                }
+            }
+        }
+    }
+    if !landed {
+        new.write(&mut log, zombie[sent..late].to_vec());
+    }
+    (log, deleted, new)
+}
+
+/// Issue 31 item 9: a deposed leader's backfill records land late, at every point of the new
+/// leader's backfill and deletions, whatever part of its plan was sent before and after. Once
+/// the leader's next backfill check has run (the running leader, and a leader that replays the
+/// whole log after a restart), no deleted segment is live in a replay of the whole log nor of
+/// it compacted, with or without the tombstones, and the compacted replays hold what the whole
+/// log holds.
+#[test]
+fn a_deposed_leaders_late_backfill_is_deleted_again_by_the_leader() {
+    let head = stock_history();
+    let zombie = Writer::of(&head).backfill(5).unwrap();
+    let mut cases = 0;
+    let mut risen = 0;
+    for sent in 0..zombie.len() {
+        for late in sent + 1..=zombie.len() {
+            for land_after in 0..=24 {
+                for restarted in [false, true] {
+                    let (mut log, deleted, running) =
+                        deposed_leader_run(&head, &zombie, sent, late, land_after);
+                    assert_eq!(deleted, vec![uuid(1), uuid(2), uuid(3)]);
+                    let before = live(&replay(&log));
+                    if deleted.iter().any(|id| before.contains_key(id)) {
+                        risen += 1;
+                    }
+                    let mut leader = if restarted {
+                        Writer {
+                            store: held_replay(&log),
+                        }
+                    } else {
+                        running
+                    };
+                    leader_checks(&mut leader, &mut log, 9);
+                    let whole = live(&replay(&log));
+                    let case = format!(
+                        "sent {sent}, late {sent}..{late}, landing after {land_after}, \
+                         restarted {restarted}"
+                    );
+                    for id in &deleted {
+                        assert!(
+                            !whole.contains_key(id),
+                            "{case}: deleted segment {id} live in the whole log: {whole:?}"
+                        );
+                    }
+                    for keep in [true, false] {
+                        let comp = live(&replay(&compacted(&log, keep)));
+                        assert_eq!(
+                            comp, whole,
+                            "{case} (tombstones kept: {keep}): compacted differs from the whole log"
+                        );
+                    }
+                    cases += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        risen > cases / 4,
+        "the delayed writes bring segments back in many cases before the rule acts ({risen} of \
+         {cases}): otherwise this test checks nothing"
+    );
+}

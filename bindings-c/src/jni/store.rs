@@ -365,6 +365,26 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeIsInitialized<'l>(
     })
 }
 
+/// How many deleted segments of a partition came back (`Store::resurrections`); 0 if not held.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeResurrections<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) -> jint {
+    call(env, |env| {
+        read(env, h, |s| {
+            let n = s
+                .partition_by_id(Uuid::new(msb, lsb), p)
+                .map_or(0, |tp| s.resurrections(tp).len());
+            Ok(jint::try_from(n).unwrap_or(jint::MAX))
+        })
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeUnloadPartition<'l>(
     env: EnvUnowned<'l>,

@@ -5,8 +5,10 @@
 //! KIP-1266), a KIP-1266 key, or anything else, and the value is a record of any version or null
 //! (a tombstone); the queries Kafka's `RemoteLogMetadataManager` answers, with Kafka's errors;
 //! and, beyond Kafka, what it learns that Kafka drops: updates whose base record is missing
-//! (orphans, kept for deletion retries) and every event Kafka would drop or die on, reported as
-//! data. Never: I/O, time, or what to write next.
+//! (orphans, kept for deletion retries), every event Kafka would drop or die on, reported as
+//! data, and, in a broker's store, the deleted segments of a partition with a null-key history
+//! that a later record brought back ([`Store::resurrections`]). Never: I/O, time, or what to
+//! write next.
 
 use std::collections::HashMap;
 
@@ -142,6 +144,16 @@ pub(crate) struct Slot {
     pub(crate) keys: HashMap<(i64, i32), KeyHolders, UuidHash>,
     /// Segment -> the key pair its segment record was written under.
     pub(crate) upload_keys: HashMap<Uuid, (i64, i32), UuidHash>,
+    /// Whether a null-key segment record of this partition was applied (it has a history written
+    /// before KIP-1266, which a backfill keys again). Only then are deletions remembered.
+    unkeyed: bool,
+    /// In a [`Store::held`] store, for a partition with a null-key history: the segments whose
+    /// DELETE_SEGMENT_FINISHED this store applied. A record that brings one back is a deposed
+    /// leader's late backfill (segment ids are never reused).
+    buried: std::collections::HashSet<Uuid, UuidHash>,
+    /// Buried segments a later record brought back (held again, or an orphan update): what
+    /// [`Store::resurrections`] reports and the leader deletes again.
+    pub(crate) risen: std::collections::HashSet<Uuid, UuidHash>,
 }
 
 /// User partitions by topic id and partition number, then name (partitions are equal only when
@@ -463,7 +475,7 @@ impl Store {
                 if let Some(k) = &key {
                     self.hold_key_with(k, Held::Segment(m.id));
                 }
-                Some(self.apply_segment(offset, part, m))
+                Some(self.apply_segment(offset, part, m, key.is_none()))
             }
             Plain::Update {
                 part,
@@ -525,13 +537,15 @@ impl Store {
         Ok(slot)
     }
 
-    /// Kafka's handling of a segment record (COPY_SEGMENT_STARTED).
+    /// Kafka's handling of a segment record (COPY_SEGMENT_STARTED); `unkeyed`: its key is null.
     fn apply_segment(
         &mut self,
         offset: i64,
         part: PlainPartition<'_>,
         m: SegmentMetadata,
+        unkeyed: bool,
     ) -> Applied {
+        let held_only = self.held_only;
         let slot = match self.admit(offset, part) {
             Ok(slot) => slot,
             Err(skipped) => return skipped,
@@ -544,8 +558,15 @@ impl Store {
         if !slot.orphans.is_empty() {
             slot.orphans.remove(&m.id);
         }
+        slot.unkeyed |= unkeyed && held_only;
+        let id = m.id;
         match cache.add_copy_in_progress(m) {
-            Ok(()) => Applied::Applied,
+            Ok(()) => {
+                if !slot.buried.is_empty() && slot.buried.contains(&id) {
+                    slot.risen.insert(id);
+                }
+                Applied::Applied
+            }
             Err(reason) => Applied::Skipped(Skip::Dropped {
                 partition: owned(part),
                 reason,
@@ -574,8 +595,21 @@ impl Store {
             });
         };
         match cache.update(upd) {
-            Ok(()) => Applied::Applied,
+            Ok(()) => {
+                if upd.state == SegmentState::DeleteSegmentFinished && slot.unkeyed {
+                    slot.buried.insert(upd.id);
+                    slot.risen.remove(&upd.id);
+                }
+                Applied::Applied
+            }
             Err(Dropped::UnknownSegment { .. }) => {
+                if !slot.buried.is_empty() && slot.buried.contains(&upd.id) {
+                    if upd.state == SegmentState::DeleteSegmentFinished {
+                        slot.risen.remove(&upd.id);
+                    } else {
+                        slot.risen.insert(upd.id);
+                    }
+                }
                 let (end_offset, epoch) = match (key, v1) {
                     (Some(k), _) => (Some(k.end_offset), Some(k.broker_leader_epoch)),
                     (None, Some((end, epoch))) => (Some(end), Some(epoch)),
@@ -653,7 +687,11 @@ impl Store {
                 Applied::Applied
             }
             Record::Segment(s) => match SegmentMetadata::from_record(s) {
-                Ok(m) => self.apply_segment(offset, part, m),
+                Ok(m) => {
+                    let unkeyed =
+                        key.is_none() && !matches!(key_problem, Some(Skip::BadKey { .. }));
+                    self.apply_segment(offset, part, m, unkeyed)
+                }
                 Err(e) => return Applied::Skipped(Skip::Undecodable(e)),
             },
             Record::Update(u) => match SegmentUpdate::from_record(u) {
@@ -828,6 +866,31 @@ impl Store {
             .map(|s| s.orphans.values().collect())
             .unwrap_or_default();
         out.sort_by_key(|o| o.offset);
+        out
+    }
+
+    /// Segments this store saw deleted (DELETE_SEGMENT_FINISHED applied) that a later record
+    /// brought back: held again, or an update kept as an orphan. Only a [`Store::held`] store of
+    /// a partition with a history written before KIP-1266 remembers deletions, as only a backfill
+    /// (of such a history, by a deposed leader whose record landed late) writes a deleted
+    /// segment's records again. The partition's leader deletes them again
+    /// ([`Store::plan_backfill`]). Sorted.
+    pub fn resurrections(&self, tp: &TopicIdPartition) -> Vec<Uuid> {
+        let Some(slot) = self.slot(tp) else {
+            return Vec::new();
+        };
+        let mut out: Vec<Uuid> = slot
+            .risen
+            .iter()
+            .copied()
+            .filter(|id| {
+                slot.cache
+                    .as_ref()
+                    .is_some_and(|c| c.segment(*id).is_some())
+                    || slot.orphans.contains_key(id)
+            })
+            .collect();
+        out.sort_unstable();
         out
     }
 

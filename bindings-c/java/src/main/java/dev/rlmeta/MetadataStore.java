@@ -206,6 +206,20 @@ public final class MetadataStore implements AutoCloseable {
         }
     }
 
+    /**
+     * How many segments of a user partition this store saw deleted and a later record brought back
+     * (the core's {@code Store::resurrections}: a deposed leader's late backfill); 0 for a partition
+     * not held. The leader's {@link #planBackfill} deletes them again before anything else.
+     */
+    public int resurrections(long topicIdMsb, long topicIdLsb, int partition) {
+        long h = enter();
+        try {
+            return nativeResurrections(h, topicIdMsb, topicIdLsb, partition);
+        } finally {
+            exit();
+        }
+    }
+
     /** Stops holding a user partition (Kafka's {@code onStopPartitions}); a later load starts it empty. */
     public void unloadPartition(long topicIdMsb, long topicIdLsb, int partition) {
         long h = enter();
@@ -370,6 +384,7 @@ public final class MetadataStore implements AutoCloseable {
     private static native PlannedRecords nativePlanAsWriter(long h, byte[] event, boolean leads, int knownEpoch, int level);
     private static native boolean nativeMarkInitialized(long h, long msb, long lsb, String topic, int partition);
     private static native boolean nativeIsInitialized(long h, long msb, long lsb, int partition);
+    private static native int nativeResurrections(long h, long msb, long lsb, int partition);
     private static native void nativeUnloadPartition(long h, long msb, long lsb, int partition);
     private static native byte[] nativeSegmentFor(long h, long msb, long lsb, int partition, int epoch, long offset);
     private static native long nativeHighestOffsetForEpoch(long h, long msb, long lsb, int partition, int epoch);

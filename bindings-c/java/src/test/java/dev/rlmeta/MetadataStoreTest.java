@@ -16,6 +16,7 @@ import java.util.Optional;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.server.log.remote.metadata.storage.KafkaStoreAccess;
 import org.apache.kafka.server.log.remote.metadata.storage.serialization.RemoteLogMetadataSerde;
 import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentId;
 import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata;
@@ -184,6 +185,110 @@ class MetadataStoreTest {
             assertEquals(0, s.planBackfill(MSB, LSB, 0, 7, 1).size(), "what is keyed is not planned again");
             assertEquals(copy.createWithUpdates(finished), SERDE.deserialize(s.segments(MSB, LSB, 0)[0]));
         }
+    }
+
+    /**
+     * resurrections over JNI (issue 31 item 9): in a held store, a stock segment is backfilled, then
+     * deleted by the leader; the deposed leader's backfill records of it land late and bring it back,
+     * in rlmeta's store and in Kafka's own store fed the same log. The store counts it, planBackfill
+     * deletes it again (DELETE_SEGMENT_STARTED, then DELETE_SEGMENT_FINISHED with its tombstones), and
+     * then Kafka's store holds nothing either, replaying the whole log or the log compacted (null keys
+     * dropped, each key's last record, with and without tombstones).
+     */
+    @Test
+    void aDeletedSegmentBroughtBackByALateBackfillIsDeletedAgain() throws Exception {
+        Uuid id = new Uuid(0x5555555555555555L, 0x6666666666666666L);
+        List<byte[][]> log = new ArrayList<>();
+        try (MetadataStore s = new MetadataStore(true)) {
+            s.loadPartition(MSB, LSB, "orders", 0);
+            RemoteLogSegmentMetadata copy = started(id, 0, 99, 4);
+            byte[] v0 = SERDE.serialize(copy);
+            byte[] v1 = SERDE.serialize(update(id, RemoteLogSegmentState.COPY_SEGMENT_FINISHED, 9L, null));
+            new Batch().add(0, null, v0).add(1, null, v1).applyTo(s);
+            log.add(new byte[][] {null, v0});
+            log.add(new byte[][] {null, v1});
+            assertTrue(s.markInitialized(MSB, LSB, "orders", 0));
+            next = 2;
+            PlannedRecords zombie = s.planBackfill(MSB, LSB, 0, 5, 1); // a deposed leader's plan, landing late
+            produce(s, s.planBackfill(MSB, LSB, 0, 7, 1), log);
+            produce(s, s.plan(SERDE.serialize(update(id, RemoteLogSegmentState.DELETE_SEGMENT_STARTED, 10L, null)), 7, 1), log);
+            produce(s, s.plan(SERDE.serialize(update(id, RemoteLogSegmentState.DELETE_SEGMENT_FINISHED, 11L, null)), 7, 1), log);
+            assertEquals(0, s.segments(MSB, LSB, 0).length);
+            assertEquals(0, s.resurrections(MSB, LSB, 0));
+            produce(s, zombie, log);
+            assertEquals(1, s.segments(MSB, LSB, 0).length, "the late backfill brought the segment back");
+            assertEquals(1, kafkaSegments(log, false, true).size(), "Kafka's store serves it too");
+            assertEquals(1, kafkaSegments(log, true, false).size(), "and so does the log compacted");
+            assertEquals(1, s.resurrections(MSB, LSB, 0));
+            assertEquals(0, s.resurrections(1, 2, 0), "a partition not held");
+            PlannedRecords started = s.planBackfill(MSB, LSB, 0, 7, 1);
+            assertEquals(1, started.size());
+            assertEquals(RlMeta.keyFormat(TOPIC.toString(), "orders", 0, 99, 4, true), new String(started.keys[0], UTF_8));
+            produce(s, started, log);
+            PlannedRecords finished = s.planBackfill(MSB, LSB, 0, 7, 1);
+            assertNull(finished.values[0], "the segment record's key is tombstoned first");
+            assertNull(finished.values[finished.size() - 1], "then the update key");
+            produce(s, finished, log);
+            assertEquals(0, s.segments(MSB, LSB, 0).length);
+            assertEquals(0, s.resurrections(MSB, LSB, 0));
+            assertEquals(0, s.planBackfill(MSB, LSB, 0, 7, 1).size());
+        }
+        assertEquals(List.of(), kafkaSegments(log, false, true), "Kafka's store, the whole log");
+        assertEquals(List.of(), kafkaSegments(log, true, true), "Kafka's store, compacted, tombstones kept");
+        assertEquals(List.of(), kafkaSegments(log, true, false), "Kafka's store, compacted, tombstones gone");
+    }
+
+    /** {@link #produce}, also appending each record to {@code log} as {key, value}. */
+    void produce(MetadataStore s, PlannedRecords r, List<byte[][]> log) {
+        for (int i = 0; i < r.size(); i++) {
+            log.add(new byte[][] {r.keys[i], r.values[i]});
+        }
+        produce(s, r);
+    }
+
+    /**
+     * The segments of {@link #TP} Kafka 4.4.0's own store holds after replaying {@code log}, whole or
+     * compacted as Kafka's cleaner leaves it. Values are given at version 0 (the same record, which
+     * Kafka 4.4.0 reads; the KIP-1266 fields become tagged fields it keeps unread).
+     */
+    static List<RemoteLogSegmentMetadata> kafkaSegments(List<byte[][]> log, boolean compacted, boolean tombstones)
+            throws Exception {
+        List<byte[][]> records = log;
+        if (compacted) {
+            Map<String, Integer> last = new java.util.HashMap<>();
+            for (int i = 0; i < log.size(); i++) {
+                if (log.get(i)[0] != null) last.put(new String(log.get(i)[0], UTF_8), i);
+            }
+            records = new ArrayList<>();
+            for (int i = 0; i < log.size(); i++) {
+                byte[][] r = log.get(i);
+                if (r[0] != null && last.get(new String(r[0], UTF_8)) == i && (tombstones || r[1] != null)) records.add(r);
+            }
+        }
+        ReplayVectorsTest.Kafka kafka = new ReplayVectorsTest.Kafka();
+        kafka.load(TP);
+        for (int i = 0; i < records.size(); i++) {
+            byte[] value = records.get(i)[1];
+            if (value != null) {
+                value = RlMeta.encodeValueJson(version0(RlMeta.decodeValueJson(value)));
+            }
+            kafka.apply(i, value);
+        }
+        kafka.store.markInitialized(TP);
+        return KafkaStoreAccess.segments(kafka.store, TP);
+    }
+
+    /** A value's JSON document at version 0: the KIP-1266 fields (an update's endOffset too) at their defaults. */
+    static String version0(String json) throws Exception {
+        com.fasterxml.jackson.databind.ObjectMapper mapper = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.node.ObjectNode doc = (com.fasterxml.jackson.databind.node.ObjectNode) mapper.readTree(json);
+        com.fasterxml.jackson.databind.node.ObjectNode rec = (com.fasterxml.jackson.databind.node.ObjectNode) doc.get("record");
+        rec.remove("brokerLeaderEpoch");
+        if (!rec.has("startOffset")) {
+            rec.remove("endOffset"); // an update's: a KIP-1266 field (a segment record's is its own)
+        }
+        doc.put("version", 0);
+        return mapper.writeValueAsString(doc);
     }
 
     /** Java's outcome constants are the core's table exactly: one constant per code, named as the core names it. */

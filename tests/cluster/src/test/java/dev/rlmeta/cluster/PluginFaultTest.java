@@ -520,6 +520,12 @@ class PluginFaultTest {
             for (int p = 0; p < stopped.length; p++) {
                 assertEquals(p == mp, stopped[p], "the Stopped metric of metadata partition " + p);
             }
+            // the dump (rlmeta.dump.path) lists the stopped metadata partition, its offsets and the error
+            String dump = m.dumpJson();
+            String stoppedJson = "\"stopped\":[{\"partition\":" + mp + ",\"fromOffset\":";
+            assertTrue(dump.contains(stoppedJson) && dump.contains("a poison record (test)"),
+                    "the dump does not list " + META + "-" + mp + " as stopped: " + dump.substring(0, Math.min(600,
+                            dump.length())));
             List<String> lines = logs.lines();
             String stopLine = lines.stream().filter(l -> l.startsWith("ERROR") && l.contains(META + "-" + mp + " stopped")
                     && l.contains("offset") && l.contains("a poison record (test)")).findFirst()

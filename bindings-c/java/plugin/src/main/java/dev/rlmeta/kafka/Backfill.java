@@ -85,6 +85,9 @@ final class Backfill implements Runnable {
 
         /** At the top of each round: where a test's fault hook throws (ThreadGuard#checkpoint). */
         default void checkpoint() {}
+
+        /** An Error of one partition's round, logged and caught (the thread goes on): counted as a thread death. */
+        default void caught(Error e) {}
     }
 
     /** One led partition in this leadership term. */
@@ -92,6 +95,7 @@ final class Backfill implements Runnable {
         final long since = System.nanoTime();
         volatile long catchUpTo = -1; // the metadata partition's end offset sampled after the term began
         volatile boolean done;
+        boolean counted; // partitionsDone counted (backfill thread only)
         int segments;
         int records;
         long firstWrite; // nanoTime of this term's first backfill record, 0 before it
@@ -108,6 +112,7 @@ final class Backfill implements Runnable {
     private final Map<TopicIdPartition, Term> terms = new ConcurrentHashMap<>();
     private final AtomicLong recordsWritten = new AtomicLong();
     private final AtomicLong partitionsDone = new AtomicLong();
+    private final AtomicLong resurrectionsSeen = new AtomicLong();
     private final Semaphore wake = new Semaphore(0);
     private volatile String lastError;
     private boolean paused; // the test hook fired (backfill thread only)
@@ -155,6 +160,11 @@ final class Backfill implements Runnable {
         return partitionsDone.get();
     }
 
+    /** Deleted segments seen back (a deposed leader's late backfill) on partitions done, deleted again. */
+    long resurrectionsSeen() {
+        return resurrectionsSeen.get();
+    }
+
     /** Led partitions at level 1 or 2 whose backfill is not done yet in this term. */
     int partitionsPending() {
         MetadataConsumer c = host.consumer();
@@ -193,6 +203,8 @@ final class Backfill implements Runnable {
                     error(e.getKey(), "failed: " + ex);
                 } catch (Error ex) { // never a silent death: logged, and the partition is tried again next round
                     log.error("rlmeta RLMM backfill of {} failed with {}; retried in {} ms", e.getKey(), ex, checkMs, ex);
+                    lastError = "backfill of " + e.getKey() + " failed: " + ex;
+                    host.caught(ex);
                 }
             }
         }
@@ -207,8 +219,23 @@ final class Backfill implements Runnable {
     }
 
     private void step(TopicIdPartition tp, Term term) throws InterruptedException {
-        if (term.done || !host.leads(tp)) {
+        if (!host.leads(tp)) {
             return;
+        }
+        long msb = tp.topicId().getMostSignificantBits();
+        long lsb = tp.topicId().getLeastSignificantBits();
+        if (term.done) {
+            // a deposed leader's backfill record that landed after this leader deleted its segment
+            // brings the segment back: the core saw it (Store::resurrections), its plan deletes it again
+            MetadataStore s = host.store();
+            int risen = s == null ? 0 : s.resurrections(msb, lsb, tp.partition());
+            if (risen == 0) {
+                return;
+            }
+            log.warn("rlmeta RLMM {}: {} deleted segment(s) came back (a deposed leader's late backfill); "
+                    + "deleting them again", tp, risen);
+            resurrectionsSeen.addAndGet(risen);
+            term.done = false;
         }
         int mp = RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions);
         MetadataConsumer c = host.consumer();
@@ -217,8 +244,6 @@ final class Backfill implements Runnable {
             return; // never at level 0 (or unknown): stock brokers may still read the topic
         }
         MetadataStore s = host.store();
-        long msb = tp.topicId().getMostSignificantBits();
-        long lsb = tp.topicId().getLeastSignificantBits();
         if (s == null || !s.isInitialized(msb, lsb, tp.partition())) {
             return;
         }
@@ -264,6 +289,10 @@ final class Backfill implements Runnable {
                 }
                 if (plan.size() == 0) {
                     term.done = true;
+                    if (term.counted) {
+                        return; // done again after deleting a resurrection: counted and logged once a term
+                    }
+                    term.counted = true;
                     partitionsDone.incrementAndGet();
                     long ms = term.firstWrite == 0 ? 0 : (System.nanoTime() - term.firstWrite) / 1_000_000;
                     log.info("rlmeta RLMM backfilled {}: {} segments, {} records in {} ms", tp, term.segments,

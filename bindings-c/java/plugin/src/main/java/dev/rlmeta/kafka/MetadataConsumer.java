@@ -99,6 +99,7 @@ final class MetadataConsumer implements Runnable {
     private final int[] failuresInARow;      // per metadata partition (consumer thread)
     private final long[] failedFrom;
     private final long[] failedTo;
+    private final String[] stopCause; // per metadata partition: what its records failed with when it stopped
     private final java.util.concurrent.atomic.AtomicIntegerArray stopped; // per metadata partition: 1 once stopped
     static final long MAX_RESTART_BACKOFF_MS = 30_000;
 
@@ -194,6 +195,7 @@ final class MetadataConsumer implements Runnable {
         this.failuresInARow = new int[numPartitions];
         this.failedFrom = new long[numPartitions];
         this.failedTo = new long[numPartitions];
+        this.stopCause = new String[numPartitions];
         this.stopped = new java.util.concurrent.atomic.AtomicIntegerArray(numPartitions);
         this.replaysInARow = new int[numPartitions];
         this.replayAt = new long[numPartitions];
@@ -539,7 +541,9 @@ final class MetadataConsumer implements Runnable {
         if (failuresInARow[mp] < POISON_FAILURES || stopped.get(mp) == 1) {
             return false;
         }
+        stopCause[mp] = String.valueOf(e.getCause());
         stopped.set(mp, 1);
+        dirty = true;
         log.error("rlmeta: {}-{} stopped: its records from offset {} (up to {}) failed to apply {} times in a row ({}); "
                 + "its user partitions stay unavailable on this broker until it restarts; the other metadata "
                 + "partitions serve", topic, mp, failedFrom[mp], failedTo[mp], failuresInARow[mp], e.getCause());
@@ -1152,8 +1156,36 @@ final class MetadataConsumer implements Runnable {
             sb.append(c == 0 ? "" : ",").append('"').append(outcomeName(c)).append("\":").append(counters[c].get());
         }
         sb.append("},\"serving\":").append(serving).append(",\"rebuilds\":").append(rebuilds.get())
-                .append(",\"restarts\":").append(restarts.get());
-        return sb.toString();
+                .append(",\"restarts\":").append(restarts.get()).append(",\"stopped\":[");
+        String sep = "";
+        for (int p = 0; p < numPartitions; p++) {
+            if (stopped.get(p) == 1) {
+                sb.append(sep).append("{\"partition\":").append(p).append(",\"fromOffset\":").append(failedFrom[p])
+                        .append(",\"toOffset\":").append(failedTo[p]).append(",\"failures\":")
+                        .append(failuresInARow[p]).append(",\"error\":").append(jsonString(stopCause[p])).append('}');
+                sep = ",";
+            }
+        }
+        return sb.append(']').toString();
+    }
+
+    /** {@code s} as a JSON string literal ("null" for null). */
+    static String jsonString(String s) {
+        if (s == null) {
+            return "null";
+        }
+        StringBuilder sb = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char ch = s.charAt(i);
+            if (ch == '"' || ch == '\\') {
+                sb.append('\\').append(ch);
+            } else if (ch < 0x20) {
+                sb.append(String.format("\\u%04x", (int) ch));
+            } else {
+                sb.append(ch);
+            }
+        }
+        return sb.append('"').toString();
     }
 
     /**

@@ -944,6 +944,11 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             public void checkpoint() {
                 guard.checkpoint(BACKFILL_THREAD);
             }
+
+            @Override
+            public void caught(Error e) {
+                guard.caught(BACKFILL_THREAD, e);
+            }
         };
     }
 

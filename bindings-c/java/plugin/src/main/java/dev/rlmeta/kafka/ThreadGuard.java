@@ -71,6 +71,15 @@ final class ThreadGuard {
         }
     }
 
+    /**
+     * An Error the thread's work caught itself and went on from (the backfill's round of one
+     * partition): logged by the work, counted here as a death (ThreadDeaths, LastError) all the same.
+     */
+    void caught(String name, Throwable t) {
+        deaths.incrementAndGet();
+        lastDeath = "thread " + name + " caught: " + t;
+    }
+
     /** Deaths of guarded threads since configure(). */
     long deaths() {
         return deaths.get();
