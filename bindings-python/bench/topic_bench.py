@@ -23,23 +23,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]  # bindings-python/bench/ -> the repository
 sys.path.insert(0, str(ROOT / "bindings-python" / "tests"))
 
-from kafka_broker import Broker, wait  # noqa: E402
-from test_migration_scale import METADATA_PARTITIONS, TOPIC, stock_history  # noqa: E402
+from kafka_broker import Broker  # noqa: E402
+from peak_rss import PRELUDE as PEAK_PRELUDE  # noqa: E402
+from test_migration_scale import METADATA_PARTITIONS, fill_stock_topic  # noqa: E402
 
 RECORDS = int(os.environ.get("TOOLS_TOPIC_RECORDS", "1000000"))
 RUNS = int(os.environ.get("TOOLS_TOPIC_RUNS", "2"))
 #: The commands timed, separated by ";" (the listing of ``inspect`` and ``simulate`` can be added).
 COMMANDS = [c.split() for c in os.environ.get("TOOLS_TOPIC_COMMANDS", "scan;inspect --summary").split(";") if c.strip()]
 
-PRELUDE = (
-    "import atexit, sys\n"
-    "def _peak():\n"
-    "    for line in open('/proc/self/status'):\n"
-    "        if line.startswith('VmHWM:'):\n"
-    "            return line.split()[1]\n"
-    "atexit.register(lambda: sys.stderr.write('PEAK_RSS_KB %s\\n' % _peak()))\n"
-    "from rlmeta import cli\n"
-)
+PRELUDE = PEAK_PRELUDE + "from rlmeta import cli\n"
 #: The per-record read: every partition of the cluster without its raw read.
 PER_RECORD = (
     "_load = cli.partitions_from_cluster\n"
@@ -67,20 +60,9 @@ def main() -> None:
     b = Broker(metadata_partitions=METADATA_PARTITIONS)
     try:
         b.start()
-        from kafka import KafkaAdminClient, KafkaProducer
-
-        admin = KafkaAdminClient(bootstrap_servers=b.bootstrap)
-        wait("the metadata topic", lambda: TOPIC in admin.list_topics())
-        admin.close()
         t0 = time.monotonic()
-        records, live = stock_history(RECORDS)
-        producer = KafkaProducer(bootstrap_servers=b.bootstrap, acks=1, linger_ms=50, batch_size=1 << 20,
-                                 max_request_size=8 << 20)
-        for mp, value in records:
-            producer.send(TOPIC, value=value, partition=mp)
-        producer.flush()
-        producer.close()
-        print(f"[tools-topic] {len(records):,} records ({live:,} live segments) in {METADATA_PARTITIONS} partitions, "
+        n, live = fill_stock_topic(b, RECORDS)
+        print(f"[tools-topic] {n:,} records ({live:,} live segments) in {METADATA_PARTITIONS} partitions, "
               f"produced in {time.monotonic() - t0:.0f} s; load average before the runs: {os.getloadavg()}", flush=True)
         for command in COMMANDS:
             argv = [*command, "--bootstrap-server", b.bootstrap, "--no-progress", "--timeout-ms", "60000"]

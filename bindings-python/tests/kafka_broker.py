@@ -171,6 +171,19 @@ def wait(what: str, cond, limit: float = 90, every: float = 1.0) -> None:
         time.sleep(every)
 
 
+def produce(broker: "Broker", topic: str, partition: int, records, compression: Optional[str]) -> None:
+    """Each ``(key, value)`` into one partition of ``topic``, in small batches (2 KiB, 20 ms linger)
+    of ``compression``, acknowledged by every replica."""
+    from kafka import KafkaProducer
+
+    p = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", compression_type=compression,
+                      batch_size=2048, linger_ms=20)
+    for k, v in records:
+        p.send(topic, key=k, value=v, partition=partition)
+    p.flush()
+    p.close()
+
+
 def say(capsys, text: str) -> None:
     """Prints past pytest's capture (a test's figures, shown in make test's output)."""
     with capsys.disabled():

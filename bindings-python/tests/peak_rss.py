@@ -12,7 +12,9 @@ import subprocess
 import sys
 from typing import List, Tuple
 
-_PRELUDE = (
+#: Code a measured child process runs first: it prints its VmHWM to stderr at exit
+#: (also bench/topic_bench.py's).
+PRELUDE = (
     "import atexit, sys\n"
     "def _peak():\n"
     "    for line in open('/proc/self/status'):\n"
@@ -24,7 +26,7 @@ _PRELUDE = (
 
 def run_measured(module: str, argv: List[str], timeout: int = 600) -> Tuple[int, str, str, float]:
     """``rlmeta.<module>.main(argv)`` in its own process: (returncode, stdout, stderr, peak RSS in MB)."""
-    code = _PRELUDE + f"from rlmeta import {module} as tool\nsys.exit(tool.main(sys.argv[1:]))\n"
+    code = PRELUDE + f"from rlmeta import {module} as tool\nsys.exit(tool.main(sys.argv[1:]))\n"
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=timeout)
     m = re.search(r"PEAK_RSS_KB (\d+)", out.stderr)
     assert m, out.stderr[-2000:]

@@ -22,6 +22,8 @@ from rlmeta._feature import keyed_verdict, parse_level_record, verify_keyed
 from rlmeta._kafka import METADATA_TOPIC, Cluster
 from rlmeta._store import SkipKind, Store
 
+import kafka_broker
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 missing = [t for t in ("java", "mvn") if not shutil.which(t)]
@@ -71,14 +73,7 @@ def counts_of(native):
 
 
 def produce(broker, partition, records, compression):
-    from kafka import KafkaProducer
-
-    p = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", compression_type=compression,
-                      batch_size=2048, linger_ms=20)
-    for k, v in records:
-        p.send(METADATA_TOPIC, key=k, value=v, partition=partition)
-    p.flush()
-    p.close()
+    kafka_broker.produce(broker, METADATA_TOPIC, partition, records, compression)
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ import random
 import re
 import uuid
 from pathlib import Path
+from typing import Tuple
 
 import pytest
 
@@ -76,24 +77,31 @@ def update(tid, seg: str, state_id: int) -> bytes:
         "eventTimestampMs": 1_700_000_000_001, "customMetadata": None, "remoteLogSegmentState": state_id}})
 
 
+def fill_stock_topic(b: Broker, n: int) -> Tuple[int, int]:
+    """Writes ``stock_history(n)`` into the broker's metadata topic once it exists; returns (records,
+    live segments). Also the topic of ``make bench-tools-topic`` (bench/topic_bench.py)."""
+    from kafka import KafkaAdminClient, KafkaProducer
+
+    admin = KafkaAdminClient(bootstrap_servers=b.bootstrap)
+    wait("the metadata topic", lambda: TOPIC in admin.list_topics())
+    admin.close()
+    records, live = stock_history(n)
+    producer = KafkaProducer(bootstrap_servers=b.bootstrap, acks=1, linger_ms=50, batch_size=1 << 20,
+                             max_request_size=8 << 20)
+    for mp, value in records:
+        producer.send(TOPIC, value=value, partition=mp)
+    producer.flush()
+    producer.close()
+    return len(records), live
+
+
 @pytest.fixture(scope="module")
 def big():
     b = Broker(metadata_partitions=METADATA_PARTITIONS)
     try:
         b.start()
-        from kafka import KafkaAdminClient, KafkaProducer
-
-        admin = KafkaAdminClient(bootstrap_servers=b.bootstrap)
-        wait("the metadata topic", lambda: TOPIC in admin.list_topics())
-        admin.close()
-        records, live = stock_history(SCALE_RECORDS)
-        producer = KafkaProducer(bootstrap_servers=b.bootstrap, acks=1, linger_ms=50, batch_size=1 << 20,
-                                 max_request_size=8 << 20)
-        for mp, value in records:
-            producer.send(TOPIC, value=value, partition=mp)
-        producer.flush()
-        producer.close()
-        yield b, len(records), live
+        n, live = fill_stock_topic(b, SCALE_RECORDS)
+        yield b, n, live
     finally:
         b.cleanup()
 

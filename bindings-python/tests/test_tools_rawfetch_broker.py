@@ -27,6 +27,8 @@ import rlmeta
 from rlmeta import _kafka, cli
 from rlmeta._kafka import METADATA_TOPIC
 
+import kafka_broker
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 missing = [t for t in ("java", "mvn") if not shutil.which(t)]
@@ -39,14 +41,7 @@ FILLED = (0, 1)
 
 
 def produce(broker, partition, records, compression):
-    from kafka import KafkaProducer
-
-    p = KafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", compression_type=compression,
-                      batch_size=2048, linger_ms=20)
-    for k, v in records:
-        p.send(METADATA_TOPIC, key=k, value=v, partition=partition)
-    p.flush()
-    p.close()
+    kafka_broker.produce(broker, METADATA_TOPIC, partition, records, compression)
 
 
 @pytest.fixture(scope="module")
