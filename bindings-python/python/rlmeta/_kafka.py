@@ -36,6 +36,38 @@ def client_configs(bootstrap: str, props: Mapping[str, str]) -> Dict[str, Any]:
     return {"bootstrap_servers": bootstrap.split(","), **client_security(props).conf}
 
 
+def _data_before_eof() -> None:
+    """kafka-python 3.0.12's transports read a socket until it would block, and when that read
+    ends at the peer's close they drop the bytes read before it (``_sock_recv`` returns them with
+    the error, and ``_read_from_sock`` aborts without handing them on). A broker answers a failed
+    SASL authentication and closes the connection together (after
+    ``connection.failed.authentication.delay.ms``), so a client that reads both at once loses
+    the error response, sees "socket disconnected", and retries until its bootstrap times out:
+    an operator got a timeout instead of "authentication failed" when the machine was busy.
+    This hands the bytes on first and reports the close at the next read (the socket stays
+    readable at its end). Applied once to each transport class; a no-op where a read brings no
+    bytes with the close."""
+    from kafka.net import transport as T
+
+    for cls in (T.KafkaTCPTransport, T.KafkaSSLTransport):
+        recv = cls.__dict__.get("_sock_recv")
+        if recv is None or getattr(recv, "_rlmeta_data_before_eof", False):
+            continue
+
+        def patched(self: Any, _recv: Callable[[Any], Tuple[bytes, Any]] = recv) -> Tuple[bytes, Any]:
+            pending = self.__dict__.pop("_rlmeta_eof", None)
+            if pending is not None:
+                return b"", pending
+            data, err = _recv(self)
+            if err is not None and data:
+                self._rlmeta_eof = err
+                return data, None
+            return data, err
+
+        patched._rlmeta_data_before_eof = True  # type: ignore[attr-defined]
+        setattr(cls, "_sock_recv", patched)
+
+
 class _StopBootstrap(Exception):
     """Raised from kafka-python's own bootstrap loop to end it at the first refused credential."""
 
@@ -102,6 +134,7 @@ class Cluster:
         """Makes a client; a bootstrap that failed on credentials or TLS is an AuthenticationFailed."""
         import kafka.errors as E
 
+        _data_before_eof()
         watch = _BootstrapFailures()
         loggers = [logging.getLogger(n) for n in ("kafka.net.manager", "kafka.net.connection", "kafka.client_async")]
         for lg in loggers:
