@@ -840,7 +840,10 @@ impl Store {
     /// writer picks for it, see [`Store::key_pair_of`]). The partition's leader writes these for
     /// every live segment before null-key records can expire, holding off its own lifecycle
     /// writes for the partition from planning to applied. Computed from the store, so what is
-    /// already keyed is not planned again: empty once the partition is done. A superseded upload
+    /// already keyed is not planned again: empty once the partition is done. An update whose
+    /// segment record was written again after it (a deposed leader's late copy of its backfill)
+    /// is written again too: compaction would otherwise keep it before that record, where a
+    /// replay drops it. A superseded upload
     /// attempt ([`Store::superseded`]) is skipped, and the attempt Kafka serves is keyed even
     /// over a key that already holds the superseded one.
     ///
@@ -895,7 +898,9 @@ impl Store {
                 .copied()
                 .unwrap_or_default();
             let has_base = holders.base == Some(m.id);
-            let has_update = matches!(holders.update, Some(Holder::Segment(id, s)) if id == m.id && s == m.state);
+            // an update written before its segment record (a late copy of it) is lost to compaction
+            let has_update = !holders.base_after_update
+                && matches!(holders.update, Some(Holder::Segment(id, s)) if id == m.id && s == m.state);
             if has_base && (m.state == SegmentState::CopySegmentStarted || has_update) {
                 continue; // held by its keys already
             }

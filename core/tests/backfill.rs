@@ -614,3 +614,52 @@ fn a_deposed_leaders_late_backfill_is_deleted_again_by_the_leader() {
          {cases}): otherwise this test checks nothing"
     );
 }
+
+/// Found by Kafka's cleaner and store judging the deposed-leader logs (`PlanProperty`): the
+/// deposed leader's copy of a segment record lands after the new leader keyed the segment and
+/// its update under the same keys. The whole log ignores it (an illegal transition back to
+/// COPY_SEGMENT_STARTED); compacted, the update comes first, is dropped, and the segment is held
+/// as only started. The leader's next check writes the update again, after it.
+#[test]
+fn a_late_copy_of_a_segment_record_after_its_update_gets_the_update_written_again() {
+    let head = vec![
+        stock_started(1, 0, 3),
+        stock_update(1, SegmentState::CopySegmentFinished),
+    ];
+    let zombie = Writer::of(&head).backfill(5).unwrap();
+    assert_eq!(
+        zombie.len(),
+        2,
+        "{:?}",
+        zombie.iter().map(key_text).collect::<Vec<_>>()
+    );
+    let mut log = head.clone();
+    let mut leader = Writer {
+        store: held_replay(&log),
+    };
+    let plan = leader.backfill(9).unwrap();
+    leader.write(&mut log, plan);
+    assert_eq!(leader.backfill(9).unwrap(), vec![], "backfilled");
+    leader.write(&mut log, vec![zombie[0].clone()]); // the late segment record
+    let whole = live(&replay(&log));
+    assert_eq!(
+        whole.get(&uuid(1)),
+        Some(&SegmentState::CopySegmentFinished)
+    );
+    let comp = live(&replay(&compacted(&log, true)));
+    assert_eq!(
+        comp.get(&uuid(1)),
+        Some(&SegmentState::CopySegmentStarted),
+        "the model sees the loss"
+    );
+    let again = leader.backfill(9).unwrap();
+    assert_eq!(
+        again.iter().map(key_text).collect::<Vec<_>>(),
+        vec![format!("{}:UPDATE", key_text(&zombie[0]))]
+    );
+    leader.write(&mut log, again);
+    assert_eq!(leader.backfill(9).unwrap(), vec![], "settled");
+    for keep in [true, false] {
+        assert_eq!(live(&replay(&compacted(&log, keep))), live(&replay(&log)));
+    }
+}

@@ -124,6 +124,11 @@ pub enum Applied {
 pub struct KeyHolders {
     pub base: Option<Uuid>,
     pub update: Option<Holder>,
+    /// The segment record under the bare key was written after the update of the same segment
+    /// under `:UPDATE` (a deposed leader's late copy of its backfill): a compacted log replays
+    /// the update first, drops it (its segment is not known yet), and holds the segment in its
+    /// first state. The update must be written again (`Store::plan_backfill`).
+    pub base_after_update: bool,
 }
 
 /// The latest value under an `:UPDATE` key.
@@ -724,6 +729,7 @@ impl Store {
             } else if let Some(id) = h.base.take() {
                 slot.upload_keys.remove(&id);
             }
+            h.base_after_update = false;
             if *h == KeyHolders::default() {
                 slot.keys.remove(&pair);
             }
@@ -772,8 +778,12 @@ impl Store {
                     slot.upload_keys.remove(&old);
                 }
                 slot.upload_keys.insert(id, pair);
+                h.base_after_update = matches!(h.update, Some(Holder::Segment(u, _)) if u == id);
             }
-            Held::Update(holder) => h.update = Some(holder),
+            Held::Update(holder) => {
+                h.update = Some(holder);
+                h.base_after_update = false;
+            }
         }
     }
 

@@ -12,6 +12,7 @@
 
 mod cases;
 mod cleaner;
+mod deposed;
 mod plan;
 mod planlogs;
 mod replay;

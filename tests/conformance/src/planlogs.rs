@@ -1,5 +1,6 @@
 //! `rlmeta-conformance --plan-logs N SEED`: random broker lives (one user partition) written
-//! through rlmeta's planner at levels 0, 1 and 2, printed as a file for the interop harness's
+//! through rlmeta's planner at levels 0, 1 and 2 (and N/2 deposed leaders' late backfills:
+//! `crate::deposed`), printed as a file for the interop harness's
 //! `PlanProperty`, which replays each log in Kafka 4.4.0's own store and, compacted by Kafka's own
 //! cleaner at every cut, checks that it answers as the whole log does. The planner is the code
 //! under test here; this file only drives it (events, refusals) and records what the script
@@ -50,7 +51,7 @@ struct Life {
 
 /// The same record at version 0: the KIP-1266 fields (`brokerLeaderEpoch`, `EndOffset`), which
 /// version 0 cannot carry and Kafka 4.4.0's store does not use, set to their defaults.
-fn v0(value: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn v0(value: &[u8]) -> Result<Vec<u8>, String> {
     let mut v =
         decode_value(value).map_err(|e| format!("the planner wrote an unreadable value: {e}"))?;
     v.version = 0;
@@ -347,6 +348,11 @@ pub fn plan_logs(n: u64, seed: u64) -> Result<String, String> {
         }
         out.push_str("    ");
         out.push_str(&one(seed, i)?.to_string());
+    }
+    // and half as many deposed leaders' late backfills (crate::deposed)
+    for i in 0..n / 2 {
+        out.push_str(",\n    ");
+        out.push_str(&crate::deposed::one(seed, i)?.to_string());
     }
     out.push_str("\n  ]\n}\n");
     Ok(out)

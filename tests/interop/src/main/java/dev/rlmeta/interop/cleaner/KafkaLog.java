@@ -158,7 +158,7 @@ public final class KafkaLog implements AutoCloseable {
         return new LogConfig(props);
     }
 
-    void updateConfig(Map<String, Object> topicConfig) {
+    public void updateConfig(Map<String, Object> topicConfig) {
         log.updateConfig(logConfig(topicConfig));
     }
 

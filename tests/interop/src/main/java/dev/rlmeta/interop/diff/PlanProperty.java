@@ -46,7 +46,10 @@ import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentState;
  *       replaces COPY_SEGMENT_FINISHED on the update key, and Kafka's epoch state learns a
  *       segment's end only from FINISHED), never higher, never below the epoch's end in a live finished segment.
  * </ol>
- * Level 0 logs are never compacted (cleanup.policy=delete): only (1) applies. Prints the counts;
+ * Level 0 logs are never compacted (cleanup.policy=delete): only (1) applies. A log with a history
+ * written before KIP-1266 (null keys: a deposed leader's late backfill) becomes compacted at its
+ * {@code compactFrom}, once its backfill is in: (2) applies from there, but for its {@code unsettled}
+ * cuts (a deposed leader's late records, until the new leader's next backfill check). Prints the counts;
  * exits 1 on any failure, naming the log (its seed and index) and the cut.
  */
 public final class PlanProperty {
@@ -184,7 +187,7 @@ public final class PlanProperty {
                 List<Object[]> log = new ArrayList<>();
                 Set<Integer> epochs = new TreeSet<>();
                 for (JsonNode r : c.get("records")) {
-                    byte[] key = r.get(0).asText().getBytes(StandardCharsets.UTF_8);
+                    byte[] key = r.get(0).isNull() ? null : r.get(0).asText().getBytes(StandardCharsets.UTF_8);
                     byte[] value = r.get(2).isNull() ? null : HEX.parseHex(r.get(2).asText());
                     if (value != null && SERDE.deserialize(value) instanceof RemoteLogSegmentMetadata m) {
                         epochs.addAll(m.segmentLeaderEpochs().keySet());
@@ -211,12 +214,20 @@ public final class PlanProperty {
                 // (2) every cut, compacted by Kafka's cleaner
                 if (why == null && level > 0) {
                     long deleteRetention = new long[] {0, 2, 5, 20}[(int) (logs % 4)];
-                    try (KafkaLog kafka = new KafkaLog(work, CleanerDiff.config("compact", -1, 0, deleteRetention, 604_800_000L), 0)) {
+                    // A history with null keys is compacted only from compactFrom on (once its backfill is in).
+                    int compactFrom = c.has("compactFrom") ? c.get("compactFrom").asInt() : 0;
+                    // a deposed leader's late records, until its successor's next check: cleaned, not compared
+                    JsonNode unsettled = c.get("unsettled");
+                    var compact = CleanerDiff.config("compact", -1, 0, deleteRetention, 604_800_000L);
+                    try (KafkaLog kafka = new KafkaLog(work, compactFrom > 0 ? CleanerDiff.config("delete", -1, 0, deleteRetention, 604_800_000L) : compact, 0)) {
                         for (int cut = 0; cut < log.size() && why == null; cut++) {
                             Object[] r = log.get(cut);
                             kafka.append(1_000 + cut, (byte[]) r[1], (byte[]) r[2]);
+                            if (cut + 1 < compactFrom) continue;
+                            if (cut + 1 == compactFrom) kafka.updateConfig(compact);
                             kafka.roll();
                             kafka.clean(1_001 + cut);
+                            if (unsettled != null && cut >= unsettled.get(0).asInt() && cut < unsettled.get(1).asInt()) continue;
                             List<Object[]> kept = kafka.records();
                             Set<String> dataDeleted = new HashSet<>();
                             for (var d : deletedAt.entrySet()) if (d.getValue() <= cut) dataDeleted.add(d.getKey());
