@@ -843,7 +843,8 @@ impl Store {
     /// already keyed is not planned again: empty once the partition is done. An update whose
     /// segment record was written again after it (a deposed leader's late copy of its backfill)
     /// is written again too: compaction would otherwise keep it before that record, where a
-    /// replay drops it. A superseded upload
+    /// replay drops it (and where a log compacted already dropped it, the state its key names,
+    /// COPY_SEGMENT_FINISHED or DELETE_SEGMENT_STARTED, is written again). A superseded upload
     /// attempt ([`Store::superseded`]) is skipped, and the attempt Kafka serves is keyed even
     /// over a key that already holds the superseded one.
     ///
@@ -901,6 +902,23 @@ impl Store {
             // an update written before its segment record (a late copy of it) is lost to compaction
             let has_update = !holders.base_after_update
                 && matches!(holders.update, Some(Holder::Segment(id, s)) if id == m.id && s == m.state);
+            // compacted already: the update went before the late segment record and was dropped,
+            // so the segment reads as only started; the key still names the state it reached
+            if let (true, true, Some(Holder::Segment(id, s))) = (
+                has_base && holders.base_after_update,
+                m.state == SegmentState::CopySegmentStarted,
+                holders.update,
+            ) {
+                if id == m.id
+                    && matches!(
+                        s,
+                        SegmentState::CopySegmentFinished | SegmentState::DeleteSegmentStarted
+                    )
+                {
+                    out.push(self.republish_update(tp, m.id, s, pair, level)?);
+                    continue;
+                }
+            }
             if has_base && (m.state == SegmentState::CopySegmentStarted || has_update) {
                 continue; // held by its keys already
             }

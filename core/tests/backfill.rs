@@ -619,7 +619,8 @@ fn a_deposed_leaders_late_backfill_is_deleted_again_by_the_leader() {
 /// deposed leader's copy of a segment record lands after the new leader keyed the segment and
 /// its update under the same keys. The whole log ignores it (an illegal transition back to
 /// COPY_SEGMENT_STARTED); compacted, the update comes first, is dropped, and the segment is held
-/// as only started. The leader's next check writes the update again, after it.
+/// as only started. The leader's next check writes the update again, after it; a leader restarted
+/// on the log compacted already writes again the state the update key names.
 #[test]
 fn a_late_copy_of_a_segment_record_after_its_update_gets_the_update_written_again() {
     let head = vec![
@@ -641,6 +642,31 @@ fn a_late_copy_of_a_segment_record_after_its_update_gets_the_update_written_agai
     leader.write(&mut log, plan);
     assert_eq!(leader.backfill(9).unwrap(), vec![], "backfilled");
     leader.write(&mut log, vec![zombie[0].clone()]); // the late segment record
+    // A leader restarted on the log compacted already holds the segment as Kafka's replay does
+    // (started only); the key still names the state it reached, which it writes again.
+    let mut restarted = Writer {
+        store: held_replay(&compacted(&log, true)),
+    };
+    assert_eq!(
+        live(&restarted.store).get(&uuid(1)),
+        Some(&SegmentState::CopySegmentStarted)
+    );
+    let mut comp_log = compacted(&log, true);
+    let repair = restarted.backfill(9).unwrap();
+    assert_eq!(
+        repair.iter().map(key_text).collect::<Vec<_>>(),
+        vec![format!("{}:UPDATE", key_text(&zombie[0]))]
+    );
+    restarted.write(&mut comp_log, repair);
+    assert_eq!(
+        live(&replay(&comp_log)).get(&uuid(1)),
+        Some(&SegmentState::CopySegmentFinished)
+    );
+    assert_eq!(
+        restarted.backfill(9).unwrap(),
+        vec![],
+        "settled after the restart"
+    );
     let whole = live(&replay(&log));
     assert_eq!(
         whole.get(&uuid(1)),
