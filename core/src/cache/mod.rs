@@ -7,11 +7,13 @@
 //! - `partition`: one user partition (Kafka's `RemoteLogMetadataCache`).
 //! - `table`: a partition's segment metadata by row.
 //! - `unreferenced`: the segments of a partition's epochs that serve nothing.
+//! - `memory`: the account of what a store holds on the heap, by structure.
 //! - `store`: all user partitions of a metadata partition, fed `(offset, key, value)` records.
 
 mod epoch;
 pub(crate) mod hash;
 mod hints;
+mod memory;
 mod partition;
 mod segment;
 mod serving;
@@ -19,6 +21,7 @@ mod store;
 mod table;
 mod unreferenced;
 
+pub use memory::MemoryUse;
 pub use partition::{Dropped, PartitionCache};
 pub use segment::{LeaderEpochs, SegmentMetadata, SegmentUpdate};
 pub(crate) use store::Seen;

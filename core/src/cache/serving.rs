@@ -63,6 +63,10 @@ pub(crate) struct ServingEntries {
 }
 
 impl ServingEntries {
+    pub(crate) fn heap_bytes(&self) -> usize {
+        super::memory::deque_bytes(&self.entries) + super::memory::deque_bytes(&self.spans)
+    }
+
     /// What searches read.
     pub(crate) fn entries(&self) -> &VecDeque<Entry> {
         &self.entries

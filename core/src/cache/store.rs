@@ -10,9 +10,10 @@
 //! that a later record brought back ([`Store::resurrections`]). Never: I/O, time, or what to
 //! write next.
 
-use std::collections::HashMap;
+use hashbrown::{HashMap, HashSet};
 
 use super::hash::UuidHash;
+use super::memory::{MemoryUse, vec_bytes};
 use super::partition::{Dropped, PartitionCache};
 use super::segment::{SegmentMetadata, SegmentUpdate};
 use crate::error::{Error, ErrorKind, Result};
@@ -155,10 +156,26 @@ pub(crate) struct Slot {
     /// In a [`Store::held`] store, for a partition with a null-key history: the segments whose
     /// DELETE_SEGMENT_FINISHED this store applied. A record that brings one back is a deposed
     /// leader's late backfill (segment ids are never reused).
-    buried: std::collections::HashSet<Uuid, UuidHash>,
+    buried: HashSet<Uuid, UuidHash>,
     /// Buried segments a later record brought back (held again, or an orphan update): what
     /// [`Store::resurrections`] reports and the leader deletes again.
-    pub(crate) risen: std::collections::HashSet<Uuid, UuidHash>,
+    pub(crate) risen: HashSet<Uuid, UuidHash>,
+}
+
+impl Slot {
+    fn add_memory(&self, m: &mut MemoryUse) {
+        if let Some(c) = &self.cache {
+            c.add_memory(m);
+        }
+        m.orphans += self.orphans.allocation_size()
+            + self
+                .orphans
+                .values()
+                .map(|o| o.key.as_ref().map_or(0, String::capacity))
+                .sum::<usize>();
+        m.keys += self.keys.allocation_size() + self.upload_keys.allocation_size();
+        m.buried += self.buried.allocation_size() + self.risen.allocation_size();
+    }
 }
 
 /// User partitions by topic id and partition number, then name (partitions are equal only when
@@ -914,6 +931,23 @@ impl Store {
             .collect();
         out.sort();
         out
+    }
+
+    /// The heap bytes this store holds, by structure (what `make bench-store-memory` checks
+    /// against a counting allocator).
+    pub fn memory(&self) -> MemoryUse {
+        let mut m = MemoryUse {
+            partitions: self.partitions.by_id.allocation_size(),
+            ..MemoryUse::default()
+        };
+        for list in self.partitions.by_id.values() {
+            m.partitions += vec_bytes(list);
+            for (tp, slot) in list {
+                m.partitions += tp.topic.capacity();
+                slot.add_memory(&mut m);
+            }
+        }
+        m
     }
 
     /// A partition's cache regardless of initialization (for inspection tools).

@@ -66,6 +66,17 @@ impl Table {
         }
     }
 
+    pub(crate) fn add_memory(&self, m: &mut super::memory::MemoryUse) {
+        m.rows += super::memory::vec_bytes(&self.chunks)
+            + super::memory::vec_bytes(&self.free)
+            + self
+                .chunks
+                .iter()
+                .map(|c| std::mem::size_of_val::<[Option<SegmentMetadata>]>(c))
+                .sum::<usize>();
+        m.row_heap += self.iter().map(SegmentMetadata::heap_bytes).sum::<usize>();
+    }
+
     /// Every segment held, in row order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &SegmentMetadata> {
         self.chunks.iter().flat_map(|c| c.iter().flatten())

@@ -86,6 +86,13 @@ impl Unreferenced {
         }
     }
 
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match &self.held {
+            Held::Short(list) => super::memory::vec_bytes(list),
+            Held::Hashed(map) => map.allocation_size(),
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         match &self.held {
