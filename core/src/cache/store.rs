@@ -214,6 +214,8 @@ impl Partitions {
                     topic: String::from_utf8_lossy(name).into_owned(),
                     partition,
                 };
+                // Nearly every list holds one partition: no room for more (a slot is 512 bytes).
+                list.reserve_exact(1);
                 list.push((
                     tp,
                     Slot {
