@@ -7,12 +7,14 @@
 //! - `partition`: one user partition (Kafka's `RemoteLogMetadataCache`).
 //! - `table`: a partition's segment metadata by row.
 //! - `unreferenced`: the segments of a partition's epochs that serve nothing.
+//! - `keys`: a partition's KIP-1266 keys: what each key pair holds, each segment's upload key.
 //! - `memory`: the account of what a store holds on the heap, by structure.
 //! - `store`: all user partitions of a metadata partition, fed `(offset, key, value)` records.
 
 mod epoch;
 pub(crate) mod hash;
 mod hints;
+mod keys;
 mod memory;
 mod partition;
 mod segment;

@@ -13,6 +13,7 @@
 use hashbrown::{HashMap, HashSet};
 
 use super::hash::UuidHash;
+use super::keys::Keys;
 use super::memory::{MemoryUse, vec_bytes};
 use super::partition::{Dropped, PartitionCache};
 use super::segment::{SegmentMetadata, SegmentUpdate};
@@ -146,10 +147,9 @@ pub(crate) struct Slot {
     delete: Option<PartitionDelete>,
     last_applied: Option<i64>,
     pub(crate) orphans: HashMap<Uuid, Orphan, UuidHash>,
-    /// `(endOffset, brokerLeaderEpoch)` -> what its two keys hold (non-tombstoned).
-    pub(crate) keys: HashMap<(i64, i32), KeyHolders, UuidHash>,
-    /// Segment -> the key pair its segment record was written under.
-    pub(crate) upload_keys: HashMap<Uuid, (i64, i32), UuidHash>,
+    /// `(endOffset, brokerLeaderEpoch)` -> what its two keys hold (non-tombstoned), and
+    /// segment -> the key pair its segment record was written under.
+    pub(crate) keys: Keys,
     /// Whether a null-key segment record of this partition was applied (it has a history written
     /// before KIP-1266, which a backfill keys again). Only then are deletions remembered.
     unkeyed: bool,
@@ -173,7 +173,7 @@ impl Slot {
                 .values()
                 .map(|o| o.key.as_ref().map_or(0, String::capacity))
                 .sum::<usize>();
-        m.keys += self.keys.allocation_size() + self.upload_keys.allocation_size();
+        m.keys += self.keys.heap_bytes();
         m.buried += self.buried.allocation_size() + self.risen.allocation_size();
     }
 }
@@ -741,18 +741,8 @@ impl Store {
         else {
             return;
         };
-        let pair = (k.end_offset, k.broker_leader_epoch);
-        if let Some(h) = slot.keys.get_mut(&pair) {
-            if k.update {
-                h.update = None;
-            } else if let Some(id) = h.base.take() {
-                slot.upload_keys.remove(&id);
-            }
-            h.base_after_update = false;
-            if *h == KeyHolders::default() {
-                slot.keys.remove(&pair);
-            }
-        }
+        slot.keys
+            .forget((k.end_offset, k.broker_leader_epoch), k.update);
         slot.orphans
             .retain(|_, o| o.key.as_deref() != Some(&k.format()));
     }
@@ -790,19 +780,9 @@ impl Store {
                 .load(k.topic_id, k.partition, k.topic.as_bytes())
         };
         let pair = (k.end_offset, k.broker_leader_epoch);
-        let h = slot.keys.entry(pair).or_default();
         match held {
-            Held::Segment(id) => {
-                if let Some(old) = h.base.replace(id) {
-                    slot.upload_keys.remove(&old);
-                }
-                slot.upload_keys.insert(id, pair);
-                h.base_after_update = matches!(h.update, Some(Holder::Segment(u, _)) if u == id);
-            }
-            Held::Update(holder) => {
-                h.update = Some(holder);
-                h.base_after_update = false;
-            }
+            Held::Segment(id) => slot.keys.hold_segment(pair, id),
+            Held::Update(holder) => slot.keys.hold_update(pair, holder),
         }
     }
 
