@@ -3,10 +3,11 @@
 //! upload key (the pair its segment record was last written under, until that key lets go of it).
 //!
 //! Owns: the layout, chosen for memory (issue 30: a broker holds one pair per live segment of a
-//! keyed partition). A pair's holders sit packed in one 48-byte row of a dense table (a freed row
+//! keyed partition). A pair's holders sit packed in one 32-byte row of a dense table (a freed row
 //! is reused); two indexes of 4-byte rows find a row by its pair and, for the rows that are their
-//! segment's upload key, by that segment. Two maps with the holders and the pairs written out
-//! cost about three times as much. Never: what a key means to the store or the planner, which
+//! segment's upload key, by that segment. The update key nearly always holds the same segment as
+//! the bare key: its segment id is kept in the row only as a flag, and in a side map when it
+//! differs. Two maps with the holders and the pairs written out cost about three times as much. Never: what a key means to the store or the planner, which
 //! read it through [`Keys::get`] and [`Keys::upload_key`].
 
 use std::hash::BuildHasher;
@@ -28,11 +29,12 @@ const PARTITION: u8 = 4;
 const BASE_AFTER_UPDATE: u8 = 8;
 /// This row's pair is the upload key of its base segment (indexed in `by_upload`).
 const UPLOAD: u8 = 16;
+/// The update names the base segment (else its segment is in `other_updates`).
+const SAME: u8 = 32;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Row {
     base: Uuid,
-    update: Uuid,
     end_offset: i64,
     epoch: i32,
     flags: u8,
@@ -45,36 +47,8 @@ impl Row {
         (self.end_offset, self.epoch)
     }
 
-    fn holders(&self) -> KeyHolders {
-        let update = if self.flags & UPDATE == 0 {
-            None
-        } else if self.flags & PARTITION != 0 {
-            PartitionDeleteState::from_id(self.state).map(Holder::PartitionDelete)
-        } else {
-            SegmentState::from_id(self.state).map(|s| Holder::Segment(self.update, s))
-        };
-        KeyHolders {
-            base: (self.flags & BASE != 0).then_some(self.base),
-            update,
-            base_after_update: self.flags & BASE_AFTER_UPDATE != 0,
-        }
-    }
-
-    fn set_update(&mut self, holder: Option<Holder>) {
-        self.flags &= !(UPDATE | PARTITION);
-        match holder {
-            None => {}
-            Some(Holder::Segment(id, state)) => {
-                self.flags |= UPDATE;
-                self.update = id;
-                self.state = state.id();
-            }
-            Some(Holder::PartitionDelete(state)) => {
-                self.flags |= UPDATE | PARTITION;
-                self.update = Uuid::ZERO;
-                self.state = state.id();
-            }
-        }
+    fn base(&self) -> Option<Uuid> {
+        (self.flags & BASE != 0).then_some(self.base)
     }
 }
 
@@ -84,6 +58,8 @@ pub(crate) struct Keys {
     free: Vec<u32>,
     by_pair: HashTable<u32>,
     by_upload: HashTable<u32>,
+    /// Row -> the segment its update names, when that is not its base segment.
+    other_updates: hashbrown::HashMap<u32, Uuid, UuidHash>,
 }
 
 fn hash_pair(p: Pair) -> u64 {
@@ -99,6 +75,71 @@ impl Keys {
         self.rows.get(i as usize)
     }
 
+    /// What row `i` holds.
+    fn holders(&self, i: u32) -> Option<KeyHolders> {
+        let r = self.row(i)?;
+        let update = if r.flags & UPDATE == 0 {
+            None
+        } else if r.flags & PARTITION != 0 {
+            PartitionDeleteState::from_id(r.state).map(Holder::PartitionDelete)
+        } else {
+            let id = if r.flags & SAME != 0 {
+                r.base
+            } else {
+                self.other_updates.get(&i).copied().unwrap_or_default()
+            };
+            SegmentState::from_id(r.state).map(|s| Holder::Segment(id, s))
+        };
+        Some(KeyHolders {
+            base: r.base(),
+            update,
+            base_after_update: r.flags & BASE_AFTER_UPDATE != 0,
+        })
+    }
+
+    /// Row `i`'s update key now holds `holder`; its base and other flags stay.
+    fn set_update(&mut self, i: u32, holder: Option<Holder>) {
+        self.other_updates.remove(&i);
+        let Some(r) = self.rows.get_mut(i as usize) else {
+            return;
+        };
+        r.flags &= !(UPDATE | PARTITION | SAME);
+        match holder {
+            None => {}
+            Some(Holder::Segment(id, state)) => {
+                r.flags |= UPDATE;
+                r.state = state.id();
+                if r.base() == Some(id) {
+                    r.flags |= SAME;
+                } else {
+                    self.other_updates.insert(i, id);
+                }
+            }
+            Some(Holder::PartitionDelete(state)) => {
+                r.flags |= UPDATE | PARTITION;
+                r.state = state.id();
+            }
+        }
+    }
+
+    /// Row `i`'s bare key now holds `base` (or nothing); what its update key holds stays.
+    fn set_base(&mut self, i: u32, base: Option<Uuid>) {
+        let update = self.holders(i).and_then(|h| h.update);
+        if let Some(r) = self.rows.get_mut(i as usize) {
+            match base {
+                Some(id) => {
+                    r.base = id;
+                    r.flags |= BASE;
+                }
+                None => {
+                    r.base = Uuid::ZERO;
+                    r.flags &= !BASE;
+                }
+            }
+        }
+        self.set_update(i, update);
+    }
+
     fn find(&self, pair: Pair) -> Option<u32> {
         let rows = &self.rows;
         self.by_pair
@@ -110,7 +151,7 @@ impl Keys {
 
     /// What the pair's keys hold, if anything.
     pub(crate) fn get(&self, pair: &Pair) -> Option<KeyHolders> {
-        self.row(self.find(*pair)?).map(Row::holders)
+        self.holders(self.find(*pair)?)
     }
 
     /// The pair segment `id`'s segment record was last written under, while that key holds it.
@@ -126,7 +167,7 @@ impl Keys {
     pub(crate) fn iter(&self) -> impl Iterator<Item = (Pair, KeyHolders)> + '_ {
         self.by_pair
             .iter()
-            .filter_map(|&i| self.row(i).map(|r| (r.pair(), r.holders())))
+            .filter_map(|&i| Some((self.row(i)?.pair(), self.holders(i)?)))
     }
 
     #[cfg(test)]
@@ -153,8 +194,8 @@ impl Keys {
             }
             None => {
                 if self.rows.len() == self.rows.capacity() {
-                    // A quarter more, not twice as much: one row per live segment.
-                    self.rows.reserve_exact((self.rows.len() / 4).max(4));
+                    // An eighth more, not twice as much: one row per live segment.
+                    self.rows.reserve_exact((self.rows.len() / 8).max(2));
                 }
                 self.rows.push(row);
                 u32::try_from(self.rows.len() - 1).unwrap_or(u32::MAX)
@@ -183,15 +224,16 @@ impl Keys {
     /// The pair's bare key now holds segment `id`'s record: its upload key.
     pub(crate) fn hold_segment(&mut self, pair: Pair, id: Uuid) {
         let i = self.row_of(pair);
-        let old = self.row(i).and_then(|r| r.holders().base);
-        if let Some(old) = old {
+        if let Some(old) = self.row(i).and_then(Row::base) {
             self.drop_upload(old);
         }
         self.drop_upload(id);
+        self.set_base(i, Some(id));
+        let after = self
+            .holders(i)
+            .is_some_and(|h| matches!(h.update, Some(Holder::Segment(u, _)) if u == id));
         if let Some(r) = self.rows.get_mut(i as usize) {
-            r.base = id;
-            r.flags |= BASE | UPLOAD;
-            let after = matches!(r.holders().update, Some(Holder::Segment(u, _)) if u == id);
+            r.flags |= UPLOAD;
             r.flags &= !BASE_AFTER_UPDATE;
             if after {
                 r.flags |= BASE_AFTER_UPDATE;
@@ -206,8 +248,8 @@ impl Keys {
     /// The pair's `:UPDATE` key now holds `holder`.
     pub(crate) fn hold_update(&mut self, pair: Pair, holder: Holder) {
         let i = self.row_of(pair);
+        self.set_update(i, Some(holder));
         if let Some(r) = self.rows.get_mut(i as usize) {
-            r.set_update(Some(holder));
             r.flags &= !BASE_AFTER_UPDATE;
         }
     }
@@ -217,25 +259,20 @@ impl Keys {
         let Some(i) = self.find(pair) else {
             return;
         };
-        let Some(r) = self.row(i).copied() else {
-            return;
-        };
         if update {
-            if let Some(r) = self.rows.get_mut(i as usize) {
-                r.set_update(None);
-            }
-        } else if r.flags & BASE != 0 {
-            self.drop_upload(r.base);
-            if let Some(r) = self.rows.get_mut(i as usize) {
-                r.flags &= !BASE;
-                r.base = Uuid::ZERO;
-            }
+            self.set_update(i, None);
+        } else if let Some(base) = self.row(i).and_then(Row::base) {
+            self.drop_upload(base);
+            self.set_base(i, None);
         }
-        let empty = self.rows.get_mut(i as usize).is_none_or(|r| {
+        if let Some(r) = self.rows.get_mut(i as usize) {
             r.flags &= !BASE_AFTER_UPDATE;
-            r.holders() == KeyHolders::default()
-        });
-        if empty {
+        }
+        if self
+            .holders(i)
+            .is_none_or(|h| h == KeyHolders::default())
+        {
+            self.set_update(i, None);
             if let Ok(e) = self.by_pair.find_entry(hash_pair(pair), |&j| j == i) {
                 e.remove();
             }
@@ -248,6 +285,7 @@ impl Keys {
             + vec_bytes(&self.free)
             + self.by_pair.allocation_size()
             + self.by_upload.allocation_size()
+            + self.other_updates.allocation_size()
     }
 
     /// Every pair and what it holds, and every upload key, sorted: what two stores compare.

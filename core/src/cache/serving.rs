@@ -109,12 +109,12 @@ impl ServingEntries {
         (span != WIDE).then(|| start + i64::from(span))
     }
 
-    /// Room for one more entry in both deques: a quarter more when full, not twice as much (a
+    /// Room for one more entry in both deques: an eighth more when full, not twice as much (a
     /// broker hosts thousands of partitions of a few dozen entries each; issue 30).
     fn room(&mut self) {
         let n = self.entries.len();
         if n == self.entries.capacity() {
-            let more = (n / 4).max(4);
+            let more = (n / 8).max(2);
             self.entries.reserve_exact(more);
             self.spans.reserve_exact(more);
         }

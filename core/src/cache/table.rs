@@ -2,10 +2,10 @@
 //!
 //! Owns: where each segment's metadata lives and the reuse of freed rows. Rows sit in chunks of
 //! at most [`CHUNK`] rows, so that a growing table moves at most a chunk's rows at a time (a
-//! broker's table holds thousands of ~100-byte rows). A chunk grows by a quarter when full, not
+//! broker's table holds thousands of ~100-byte rows). A chunk grows by an eighth when full, not
 //! to its whole size at once: a broker hosts thousands of partitions of a few dozen live segments
 //! each, and a whole chunk for 20 rows cost more than the rows (issue 30). Unused room is at most
-//! a quarter of the last chunk, beyond the freed rows.
+//! an eighth of the last chunk, beyond the freed rows.
 //! Never: which row a segment has (the partition's index), or what a row means to an epoch.
 
 use super::segment::{Row, SegmentMetadata};
@@ -49,7 +49,7 @@ impl Table {
                 }
                 if let Some(last) = self.chunks.last_mut() {
                     if last.len() == last.capacity() {
-                        let more = (last.len() / 4).max(1).min(CHUNK - last.len());
+                        let more = (last.len() / 8).max(1).min(CHUNK - last.len());
                         last.reserve_exact(more);
                     }
                     last.push(None);
