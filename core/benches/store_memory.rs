@@ -122,7 +122,10 @@ fn main() {
         );
         for live in [5, 100, 1_000] {
             let hosted = if quick { 20 } else { (40_000 / live).max(40) };
-            report(&format!("{live} live each"), shape(hosted, live, 40.max(live)));
+            report(
+                &format!("{live} live each"),
+                shape(hosted, live, 40.max(live)),
+            );
         }
     }
 }

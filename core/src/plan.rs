@@ -719,9 +719,7 @@ impl Store {
                 )));
             }
             // Every key of the partition goes, except the finished marker just written.
-            let mut pairs: Vec<_> = slot
-                .map(|s| s.keys.iter().collect())
-                .unwrap_or_default();
+            let mut pairs: Vec<_> = slot.map(|s| s.keys.iter().collect()).unwrap_or_default();
             pairs.sort_by_key(|(p, _)| *p);
             for (p, h) in pairs {
                 if h.base.is_some() {

@@ -268,10 +268,7 @@ impl Keys {
         if let Some(r) = self.rows.get_mut(i as usize) {
             r.flags &= !BASE_AFTER_UPDATE;
         }
-        if self
-            .holders(i)
-            .is_none_or(|h| h == KeyHolders::default())
-        {
+        if self.holders(i).is_none_or(|h| h == KeyHolders::default()) {
             self.set_update(i, None);
             if let Ok(e) = self.by_pair.find_entry(hash_pair(pair), |&j| j == i) {
                 e.remove();
@@ -289,7 +286,7 @@ impl Keys {
     }
 
     /// Every pair and what it holds, and every upload key, sorted: what two stores compare.
-    fn sorted(&self) -> (Vec<(Pair, KeyHolders)>, Vec<(Uuid, Pair)>) {
+    fn sorted(&self) -> Sorted {
         let mut pairs: Vec<_> = self.iter().collect();
         pairs.sort_by_key(|(p, _)| *p);
         let mut uploads: Vec<_> = self
@@ -301,6 +298,9 @@ impl Keys {
         (pairs, uploads)
     }
 }
+
+/// Every pair and what it holds, and every upload key.
+type Sorted = (Vec<(Pair, KeyHolders)>, Vec<(Uuid, Pair)>);
 
 impl PartialEq for Keys {
     fn eq(&self, other: &Keys) -> bool {

@@ -68,14 +68,26 @@ mod tests {
     #[test]
     fn print_sizes() {
         use std::mem::size_of;
-        eprintln!("SegmentMetadata {}", size_of::<super::super::SegmentMetadata>());
-        eprintln!("Option<SegmentMetadata> {}", size_of::<Option<super::super::SegmentMetadata>>());
-        eprintln!("PartitionCache {}", size_of::<super::super::PartitionCache>());
+        eprintln!(
+            "SegmentMetadata {}",
+            size_of::<super::super::SegmentMetadata>()
+        );
+        eprintln!(
+            "Option<SegmentMetadata> {}",
+            size_of::<Option<super::super::SegmentMetadata>>()
+        );
+        eprintln!(
+            "PartitionCache {}",
+            size_of::<super::super::PartitionCache>()
+        );
         eprintln!("Slot {}", size_of::<super::super::store::Slot>());
         eprintln!("Epochs {}", size_of::<super::super::epoch::Epochs>());
         eprintln!("Table {}", size_of::<super::super::table::Table>());
         eprintln!("KeyHolders {}", size_of::<super::super::KeyHolders>());
         eprintln!("Orphan {}", size_of::<super::super::Orphan>());
-        eprintln!("TopicIdPartition {}", size_of::<crate::model::TopicIdPartition>());
+        eprintln!(
+            "TopicIdPartition {}",
+            size_of::<crate::model::TopicIdPartition>()
+        );
     }
 }

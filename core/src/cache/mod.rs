@@ -1,6 +1,7 @@
 //! Kafka's cache of remote segment metadata, rebuilt by replaying `__remote_log_metadata`.
 //!
 //! - `segment`: the shared types (segment metadata, a state change, a table row); a leaf.
+//! - `buried`: the deletions a broker's store remembers (a set that only grows, packed).
 //! - `epoch`: the leader epochs of a partition (Kafka's `RemoteLogLeaderEpochState`, all at once).
 //! - `hints`: where a start offset probably is among a partition's serving entries.
 //! - `serving`: how a partition's serving entries lie in memory.
@@ -11,6 +12,7 @@
 //! - `memory`: the account of what a store holds on the heap, by structure.
 //! - `store`: all user partitions of a metadata partition, fed `(offset, key, value)` records.
 
+mod buried;
 mod epoch;
 pub(crate) mod hash;
 mod hints;

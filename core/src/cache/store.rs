@@ -12,6 +12,7 @@
 
 use hashbrown::{HashMap, HashSet};
 
+use super::buried::Buried;
 use super::hash::UuidHash;
 use super::keys::Keys;
 use super::memory::{MemoryUse, vec_bytes};
@@ -156,7 +157,7 @@ pub(crate) struct Slot {
     /// In a [`Store::held`] store, for a partition with a null-key history: the segments whose
     /// DELETE_SEGMENT_FINISHED this store applied. A record that brings one back is a deposed
     /// leader's late backfill (segment ids are never reused).
-    buried: HashSet<Uuid, UuidHash>,
+    buried: Buried,
     /// Buried segments a later record brought back (held again, or an orphan update): what
     /// [`Store::resurrections`] reports and the leader deletes again.
     pub(crate) risen: HashSet<Uuid, UuidHash>,
@@ -174,7 +175,7 @@ impl Slot {
                 .map(|o| o.key.as_ref().map_or(0, String::capacity))
                 .sum::<usize>();
         m.keys += self.keys.heap_bytes();
-        m.buried += self.buried.allocation_size() + self.risen.allocation_size();
+        m.buried += self.buried.heap_bytes() + self.risen.allocation_size();
     }
 }
 

@@ -45,10 +45,13 @@ pub struct Shape {
     pub seed: u64,
 }
 
+/// A record: its key and value, either null.
+pub type KeyValue = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// A history: `(key, value)` records in log order (offset = position), and the partitions a
 /// broker hosts.
 pub struct History {
-    pub records: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)>,
+    pub records: Vec<KeyValue>,
     pub hosted: Vec<TopicIdPartition>,
 }
 
@@ -90,7 +93,7 @@ struct Life {
 
 struct Writer {
     store: Store,
-    records: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)>,
+    records: Vec<KeyValue>,
     clock: i64,
 }
 
@@ -112,10 +115,7 @@ impl Writer {
     ) -> Result<()> {
         let key = (level != MetadataLevel::V0).then(|| key.format().into_bytes());
         let offset = self.records.len() as i64;
-        match self
-            .store
-            .apply(offset, key.as_deref(), value.as_deref())
-        {
+        match self.store.apply(offset, key.as_deref(), value.as_deref()) {
             crate::cache::Applied::Applied | crate::cache::Applied::Skipped(_) => {}
             other => {
                 return Err(Error::new(
@@ -147,7 +147,14 @@ impl Life {
         Uuid::new(hi, hi.wrapping_mul(0x9e37_79b9_7f4a_7c15u64 as i64) | 1)
     }
 
-    fn copy_started(&mut self, w: &mut Writer, id: Uuid, start: i64, end: i64, level: MetadataLevel) -> Result<()> {
+    fn copy_started(
+        &mut self,
+        w: &mut Writer,
+        id: Uuid,
+        start: i64,
+        end: i64,
+        level: MetadataLevel,
+    ) -> Result<()> {
         let mut leader_epochs: crate::model::LeaderEpochs = Default::default();
         for &e in &self.pending_epochs {
             leader_epochs.push(e);
@@ -175,7 +182,13 @@ impl Life {
         )
     }
 
-    fn update(&self, w: &mut Writer, id: Uuid, state: SegmentState, level: MetadataLevel) -> Result<()> {
+    fn update(
+        &self,
+        w: &mut Writer,
+        id: Uuid,
+        state: SegmentState,
+        level: MetadataLevel,
+    ) -> Result<()> {
         let e = self.event(id, w.clock);
         let event = match state {
             SegmentState::CopySegmentFinished => Event::CopyFinished(e),
@@ -198,7 +211,14 @@ impl Life {
 
     /// One step of the partition's life: a segment uploaded (perhaps after a failed attempt),
     /// then retention.
-    fn step(&mut self, w: &mut Writer, rng: &mut Rng, p: u32, keep: u32, level: MetadataLevel) -> Result<()> {
+    fn step(
+        &mut self,
+        w: &mut Writer,
+        rng: &mut Rng,
+        p: u32,
+        keep: u32,
+        level: MetadataLevel,
+    ) -> Result<()> {
         let start = self.next_offset;
         let len = 50_000 + rng.below(100_000) as i64;
         let end = start + len - 1;
@@ -243,7 +263,10 @@ impl Life {
 fn partition(p: u32) -> TopicIdPartition {
     let topic = p / 10;
     TopicIdPartition {
-        topic_id: Uuid::new(0x5ca1e_0000 + i64::from(topic), 0x7edc_ba98_7654_3210 ^ i64::from(topic)),
+        topic_id: Uuid::new(
+            0x0005_ca1e_0000 + i64::from(topic),
+            0x7edc_ba98_7654_3210 ^ i64::from(topic),
+        ),
         topic: format!("tiered-{topic:04}"),
         partition: (p % 10) as i32,
     }
