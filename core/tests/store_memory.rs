@@ -6,6 +6,8 @@
 //! bench-store-memory` prints it by structure) and below what the layout before issue 30 held
 //! (560, 445 and 765 bytes per live segment). Records of partitions not hosted leave nothing.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code: a failure is a panic
+
 use rlmeta::cache::Store;
 use rlmeta::testing::history::{Shape, Writing, history};
 

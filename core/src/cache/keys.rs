@@ -2,13 +2,14 @@
 //! holds (its bare key's segment record, its `:UPDATE` key's latest value), and each segment's
 //! upload key (the pair its segment record was last written under, until that key lets go of it).
 //!
-//! Owns: the layout, chosen for memory (issue 30: a broker holds one pair per live segment of a
-//! keyed partition). A pair's holders sit packed in one 32-byte row of a dense table (a freed row
-//! is reused); two indexes of 4-byte rows find a row by its pair and, for the rows that are their
-//! segment's upload key, by that segment. The update key nearly always holds the same segment as
-//! the bare key: its segment id is kept in the row only as a flag, and in a side map when it
-//! differs. Two maps with the holders and the pairs written out cost about three times as much. Never: what a key means to the store or the planner, which
-//! read it through [`Keys::get`] and [`Keys::upload_key`].
+//! Owns: the types of what a key holds ([`KeyHolders`], [`Holder`]) and the layout, chosen for
+//! memory (issue 30: a broker holds one pair per live segment of a keyed partition). A pair's
+//! holders sit packed in one 32-byte row of a dense table (a freed row is reused); two indexes of
+//! 4-byte rows find a row by its pair and, for the rows that are their segment's upload key, by
+//! that segment. The update key nearly always holds the same segment as the bare key: its
+//! segment id is kept in the row only as a flag, and in a side map when it differs. Two maps with
+//! the holders and the pairs written out cost about three times as much. Never: what a key means
+//! to the store or the planner, which read it through [`Keys::get`] and [`Keys::upload_key`].
 
 use std::hash::BuildHasher;
 
@@ -16,8 +17,27 @@ use hashbrown::HashTable;
 
 use super::hash::UuidHash;
 use super::memory::vec_bytes;
-use super::store::{Holder, KeyHolders};
 use crate::model::{PartitionDeleteState, SegmentState, Uuid};
+
+/// What one KIP-1266 key pair `(endOffset, brokerLeaderEpoch)` of a partition holds now: the
+/// segment whose segment record is under the bare key, and whose update is under `:UPDATE`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyHolders {
+    pub base: Option<Uuid>,
+    pub update: Option<Holder>,
+    /// The segment record under the bare key was written after the update of the same segment
+    /// under `:UPDATE` (a deposed leader's late copy of its backfill): a compacted log replays
+    /// the update first, drops it (its segment is not known yet), and holds the segment in its
+    /// first state. The update must be written again (`Store::plan_backfill`).
+    pub base_after_update: bool,
+}
+
+/// The latest value under an `:UPDATE` key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    Segment(Uuid, SegmentState),
+    PartitionDelete(PartitionDeleteState),
+}
 
 /// A key pair: `(endOffset, brokerLeaderEpoch)`.
 pub(crate) type Pair = (i64, i32);

@@ -25,11 +25,12 @@ mod store;
 mod table;
 mod unreferenced;
 
+pub use keys::{Holder, KeyHolders};
 pub use memory::MemoryUse;
 pub use partition::{Dropped, PartitionCache};
 pub use segment::{LeaderEpochs, SegmentMetadata, SegmentUpdate};
 pub(crate) use store::Seen;
-pub use store::{Applied, Holder, KeyHolders, Orphan, PartitionDelete, Skip, Store};
+pub use store::{Applied, Orphan, PartitionDelete, Skip, Store};
 
 #[cfg(test)]
 mod tests;

@@ -14,7 +14,7 @@ use hashbrown::{HashMap, HashSet};
 
 use super::buried::Buried;
 use super::hash::UuidHash;
-use super::keys::Keys;
+use super::keys::{Holder, Keys};
 use super::memory::{MemoryUse, vec_bytes};
 use super::partition::{Dropped, PartitionCache};
 use super::segment::{SegmentMetadata, SegmentUpdate};
@@ -119,26 +119,6 @@ pub enum Applied {
     AppliedWithBadKey(Skip),
     /// It changed nothing Kafka's cache answers.
     Skipped(Skip),
-}
-
-/// What one KIP-1266 key pair `(endOffset, brokerLeaderEpoch)` of a partition holds now: the
-/// segment whose segment record is under the bare key, and whose update is under `:UPDATE`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct KeyHolders {
-    pub base: Option<Uuid>,
-    pub update: Option<Holder>,
-    /// The segment record under the bare key was written after the update of the same segment
-    /// under `:UPDATE` (a deposed leader's late copy of its backfill): a compacted log replays
-    /// the update first, drops it (its segment is not known yet), and holds the segment in its
-    /// first state. The update must be written again (`Store::plan_backfill`).
-    pub base_after_update: bool,
-}
-
-/// The latest value under an `:UPDATE` key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Holder {
-    Segment(Uuid, SegmentState),
-    PartitionDelete(PartitionDeleteState),
 }
 
 #[derive(Clone, Debug, Default)]
