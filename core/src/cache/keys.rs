@@ -374,6 +374,11 @@ mod tests {
     }
 
     #[test]
+    fn a_key_row_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Row>(), 32);
+    }
+
+    #[test]
     fn the_packed_keys_answer_as_the_two_maps_did() {
         let ops = proptest::collection::vec((0u8..4, 0i64..4, 0i32..2, 0i64..5, 0i8..4), 0..300);
         proptest!(|(ops in ops)| {

@@ -65,29 +65,23 @@ pub(crate) fn deque_bytes<T>(v: &std::collections::VecDeque<T>) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use std::mem::size_of;
+
+    /// The sizes `make bench-store-memory`'s figures rest on (docs/BENCHMARKS.md): a segment row,
+    /// and a partition's fixed part.
     #[test]
-    fn print_sizes() {
-        use std::mem::size_of;
-        eprintln!(
-            "SegmentMetadata {}",
-            size_of::<super::super::SegmentMetadata>()
+    fn rows_and_slots_keep_their_sizes() {
+        use super::super::SegmentMetadata;
+        assert_eq!(size_of::<SegmentMetadata>(), 104);
+        assert_eq!(
+            size_of::<Option<SegmentMetadata>>(),
+            size_of::<SegmentMetadata>(),
+            "a free row costs no more than a held one"
         );
-        eprintln!(
-            "Option<SegmentMetadata> {}",
-            size_of::<Option<super::super::SegmentMetadata>>()
-        );
-        eprintln!(
-            "PartitionCache {}",
-            size_of::<super::super::PartitionCache>()
-        );
-        eprintln!("Slot {}", size_of::<super::super::store::Slot>());
-        eprintln!("Epochs {}", size_of::<super::super::epoch::Epochs>());
-        eprintln!("Table {}", size_of::<super::super::table::Table>());
-        eprintln!("KeyHolders {}", size_of::<super::super::KeyHolders>());
-        eprintln!("Orphan {}", size_of::<super::super::Orphan>());
-        eprintln!(
-            "TopicIdPartition {}",
-            size_of::<crate::model::TopicIdPartition>()
+        assert!(
+            size_of::<super::super::store::Slot>() <= 640,
+            "a partition's slot: {} bytes",
+            size_of::<super::super::store::Slot>()
         );
     }
 }
