@@ -119,7 +119,9 @@ impl Keys {
 
     /// Row `i`'s update key now holds `holder`; its base and other flags stay.
     fn set_update(&mut self, i: u32, holder: Option<Holder>) {
-        self.other_updates.remove(&i);
+        if !self.other_updates.is_empty() {
+            self.other_updates.remove(&i);
+        }
         let Some(r) = self.rows.get_mut(i as usize) else {
             return;
         };
