@@ -188,6 +188,14 @@ bench:
 bench-reconcile:
 	$(CARGO) bench -q -p rlmeta --bench reconcile
 
+# What a broker's store holds per live segment (issue 30): planner-written histories (level 0,
+# level 2, migrated) replayed into Store::held, counted by a global allocator and broken down by
+# structure (core/benches/store_memory.rs; a benchmark: prints, asserts only that the store's
+# account adds up). BENCH_STORE_MEMORY_ARGS=--quick for a small run.
+.PHONY: bench-store-memory
+bench-store-memory:
+	$(CARGO) bench -q -p rlmeta --bench store_memory -- $(BENCH_STORE_MEMORY_ARGS)
+
 # make test as a fresh machine runs it (issue 32): a clean clone of HEAD with every download cache
 # empty and the Debian packages and rustup targets it installs removed first (tools/bench/cold-make-test.sh;
 # a measurement of the wall time, destructive for the machine's installs, which the run puts back).

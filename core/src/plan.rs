@@ -420,7 +420,7 @@ impl Store {
     /// KIP-1266: no keyed record, no upload epoch in its value).
     fn needs_writer_epoch(&self, tp: &TopicIdPartition, id: Uuid) -> bool {
         self.slot(tp).is_some_and(|s| {
-            !s.upload_keys.contains_key(&id)
+            s.keys.upload_key(id).is_none()
                 && s.cache
                     .as_ref()
                     .and_then(|c| c.segment(id))
@@ -438,8 +438,8 @@ impl Store {
         fallback_epoch: i32,
     ) -> Option<(i64, i32)> {
         let slot = self.slot(tp)?;
-        if let Some(pair) = slot.upload_keys.get(&id) {
-            return Some(*pair);
+        if let Some(pair) = slot.keys.upload_key(id) {
+            return Some(pair);
         }
         if let Some(m) = slot.cache.as_ref().and_then(|c| c.segment(id)) {
             let epoch = if m.broker_leader_epoch != 0 {
@@ -588,7 +588,6 @@ impl Store {
         let holders = self
             .slot(tp)
             .and_then(|s| s.keys.get(&pair))
-            .copied()
             .unwrap_or_default();
         // Another live segment's latest state under the shared update key must survive this write.
         let shared_live = match holders.update {
@@ -720,9 +719,7 @@ impl Store {
                 )));
             }
             // Every key of the partition goes, except the finished marker just written.
-            let mut pairs: Vec<_> = slot
-                .map(|s| s.keys.iter().map(|(p, h)| (*p, *h)).collect())
-                .unwrap_or_default();
+            let mut pairs: Vec<_> = slot.map(|s| s.keys.iter().collect()).unwrap_or_default();
             pairs.sort_by_key(|(p, _)| *p);
             for (p, h) in pairs {
                 if h.base.is_some() {
@@ -896,7 +893,6 @@ impl Store {
             let holders = self
                 .slot(tp)
                 .and_then(|s| s.keys.get(&pair))
-                .copied()
                 .unwrap_or_default();
             let has_base = holders.base == Some(m.id);
             // an update written before its segment record (a late copy of it) is lost to compaction
@@ -955,7 +951,7 @@ impl Store {
         // as an illegal transition, and bring the segment back (found by the journey test). The
         // segment-record key goes first, then the update key, as on a deletion at level 1.
         if let Some(slot) = self.slot(tp) {
-            let mut pairs: Vec<_> = slot.keys.iter().map(|(p, h)| (*p, *h)).collect();
+            let mut pairs: Vec<_> = slot.keys.iter().collect();
             pairs.sort_by_key(|(p, _)| *p);
             for (pair, h) in pairs {
                 let dead_base = h.base.filter(|&b| !self.is_live(tp, b));

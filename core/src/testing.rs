@@ -1,11 +1,13 @@
 //! Properties shared by the fuzz targets, the kept fuzz crashers and the property tests, so that
 //! all three check exactly the same thing. Not part of the supported API. `batch`: the same for
 //! record batches and checkpoint files (test support lives here, so that no module of the core
-//! depends on one above it). `stock`: records as a broker before KIP-1266 writes them, for tests.
+//! depends on one above it). `stock`: records as a broker before KIP-1266 writes them, for tests. `history`: realistic
+//! histories of many partitions, for the store's memory measurements.
 
 pub mod batch;
 #[cfg(test)]
 pub mod fixtures;
+pub mod history;
 pub mod stock;
 
 use crate::key::RecordKey;

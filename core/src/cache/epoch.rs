@@ -103,6 +103,14 @@ impl Epochs {
         interpolate(self.serving.entries(), from, start, |s| s.start)
     }
 
+    pub(crate) fn add_memory(&self, m: &mut super::memory::MemoryUse) {
+        m.serving += self.serving.heap_bytes();
+        m.hints += self.hints.heap_bytes();
+        m.epochs += self.unreferenced.heap_bytes()
+            + super::memory::vec_bytes(&self.highest_epochs)
+            + super::memory::vec_bytes(&self.highest_offsets);
+    }
+
     /// From now on, keeps hints for lookups (the partition's cache is initialized).
     pub(crate) fn keep_hints(&mut self) {
         if !self.hinting {

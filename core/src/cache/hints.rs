@@ -71,6 +71,10 @@ impl Hints {
         }
     }
 
+    pub(crate) fn heap_bytes(&self) -> usize {
+        std::mem::size_of_val::<[u32]>(&self.first)
+    }
+
     /// Where the entry at or below `offset` probably is, in `len` entries with the owner's front
     /// count at `front`; `None` past the table's last bucket (entries added since).
     pub(crate) fn guess(&self, offset: i64, len: usize, front: i64) -> Option<usize> {

@@ -254,6 +254,12 @@ impl PartitionCache {
         None
     }
 
+    pub(crate) fn add_memory(&self, m: &mut super::memory::MemoryUse) {
+        self.table.add_memory(m);
+        m.index += self.index.allocation_size();
+        self.epochs.add_memory(m);
+    }
+
     /// Number of segments held (not yet DELETE_SEGMENT_FINISHED).
     pub fn len(&self) -> usize {
         self.index.len()

@@ -89,6 +89,16 @@ impl SegmentMetadata {
         epochs
     }
 
+    /// The heap bytes this metadata holds beyond its own size.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let epochs = if self.leader_epochs.spilled() {
+            self.leader_epochs.capacity() * std::mem::size_of::<(i32, i64)>()
+        } else {
+            0
+        };
+        epochs + self.custom_metadata.as_ref().map_or(0, |c| c.len())
+    }
+
     /// The last offset epoch `epoch` wrote in this segment: the next epoch's start minus one,
     /// or the segment's end offset for its last epoch.
     pub fn epoch_end(&self, epoch: i32) -> Option<i64> {

@@ -63,6 +63,10 @@ pub(crate) struct ServingEntries {
 }
 
 impl ServingEntries {
+    pub(crate) fn heap_bytes(&self) -> usize {
+        super::memory::deque_bytes(&self.entries) + super::memory::deque_bytes(&self.spans)
+    }
+
     /// What searches read.
     pub(crate) fn entries(&self) -> &VecDeque<Entry> {
         &self.entries
@@ -105,13 +109,26 @@ impl ServingEntries {
         (span != WIDE).then(|| start + i64::from(span))
     }
 
+    /// Room for one more entry in both deques: an eighth more when full, not twice as much (a
+    /// broker hosts thousands of partitions of a few dozen entries each; issue 30).
+    fn room(&mut self) {
+        let n = self.entries.len();
+        if n == self.entries.capacity() {
+            let more = (n / 8).max(2);
+            self.entries.reserve_exact(more);
+            self.spans.reserve_exact(more);
+        }
+    }
+
     pub(crate) fn push_back(&mut self, s: Serving) {
+        self.room();
         let (entry, span) = split(s);
         self.entries.push_back(entry);
         self.spans.push_back(span);
     }
 
     pub(crate) fn push_front(&mut self, s: Serving) {
+        self.room();
         let (entry, span) = split(s);
         self.entries.push_front(entry);
         self.spans.push_front(span);
@@ -119,6 +136,7 @@ impl ServingEntries {
 
     /// Inserts `s` at `i`, or at the end if `i` is past it.
     pub(crate) fn insert(&mut self, i: usize, s: Serving) {
+        self.room();
         let (entry, span) = split(s);
         let i = i.min(self.len());
         self.entries.insert(i, entry);

@@ -10,9 +10,12 @@
 //! that a later record brought back ([`Store::resurrections`]). Never: I/O, time, or what to
 //! write next.
 
-use std::collections::HashMap;
+use hashbrown::{HashMap, HashSet};
 
+use super::buried::Buried;
 use super::hash::UuidHash;
+use super::keys::{Holder, Keys};
+use super::memory::{MemoryUse, vec_bytes};
 use super::partition::{Dropped, PartitionCache};
 use super::segment::{SegmentMetadata, SegmentUpdate};
 use crate::error::{Error, ErrorKind, Result};
@@ -118,26 +121,6 @@ pub enum Applied {
     Skipped(Skip),
 }
 
-/// What one KIP-1266 key pair `(endOffset, brokerLeaderEpoch)` of a partition holds now: the
-/// segment whose segment record is under the bare key, and whose update is under `:UPDATE`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct KeyHolders {
-    pub base: Option<Uuid>,
-    pub update: Option<Holder>,
-    /// The segment record under the bare key was written after the update of the same segment
-    /// under `:UPDATE` (a deposed leader's late copy of its backfill): a compacted log replays
-    /// the update first, drops it (its segment is not known yet), and holds the segment in its
-    /// first state. The update must be written again (`Store::plan_backfill`).
-    pub base_after_update: bool,
-}
-
-/// The latest value under an `:UPDATE` key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Holder {
-    Segment(Uuid, SegmentState),
-    PartitionDelete(PartitionDeleteState),
-}
-
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Slot {
     /// `None` once DELETE_PARTITION_FINISHED removed the partition.
@@ -145,20 +128,35 @@ pub(crate) struct Slot {
     delete: Option<PartitionDelete>,
     last_applied: Option<i64>,
     pub(crate) orphans: HashMap<Uuid, Orphan, UuidHash>,
-    /// `(endOffset, brokerLeaderEpoch)` -> what its two keys hold (non-tombstoned).
-    pub(crate) keys: HashMap<(i64, i32), KeyHolders, UuidHash>,
-    /// Segment -> the key pair its segment record was written under.
-    pub(crate) upload_keys: HashMap<Uuid, (i64, i32), UuidHash>,
+    /// `(endOffset, brokerLeaderEpoch)` -> what its two keys hold (non-tombstoned), and
+    /// segment -> the key pair its segment record was written under.
+    pub(crate) keys: Keys,
     /// Whether a null-key segment record of this partition was applied (it has a history written
     /// before KIP-1266, which a backfill keys again). Only then are deletions remembered.
     unkeyed: bool,
     /// In a [`Store::held`] store, for a partition with a null-key history: the segments whose
     /// DELETE_SEGMENT_FINISHED this store applied. A record that brings one back is a deposed
     /// leader's late backfill (segment ids are never reused).
-    buried: std::collections::HashSet<Uuid, UuidHash>,
+    buried: Buried,
     /// Buried segments a later record brought back (held again, or an orphan update): what
     /// [`Store::resurrections`] reports and the leader deletes again.
-    pub(crate) risen: std::collections::HashSet<Uuid, UuidHash>,
+    pub(crate) risen: HashSet<Uuid, UuidHash>,
+}
+
+impl Slot {
+    fn add_memory(&self, m: &mut MemoryUse) {
+        if let Some(c) = &self.cache {
+            c.add_memory(m);
+        }
+        m.orphans += self.orphans.allocation_size()
+            + self
+                .orphans
+                .values()
+                .map(|o| o.key.as_ref().map_or(0, String::capacity))
+                .sum::<usize>();
+        m.keys += self.keys.heap_bytes();
+        m.buried += self.buried.heap_bytes() + self.risen.allocation_size();
+    }
 }
 
 /// User partitions by topic id and partition number, then name (partitions are equal only when
@@ -197,6 +195,8 @@ impl Partitions {
                     topic: String::from_utf8_lossy(name).into_owned(),
                     partition,
                 };
+                // Nearly every list holds one partition: no room for more (a slot is 512 bytes).
+                list.reserve_exact(1);
                 list.push((
                     tp,
                     Slot {
@@ -722,18 +722,8 @@ impl Store {
         else {
             return;
         };
-        let pair = (k.end_offset, k.broker_leader_epoch);
-        if let Some(h) = slot.keys.get_mut(&pair) {
-            if k.update {
-                h.update = None;
-            } else if let Some(id) = h.base.take() {
-                slot.upload_keys.remove(&id);
-            }
-            h.base_after_update = false;
-            if *h == KeyHolders::default() {
-                slot.keys.remove(&pair);
-            }
-        }
+        slot.keys
+            .forget((k.end_offset, k.broker_leader_epoch), k.update);
         slot.orphans
             .retain(|_, o| o.key.as_deref() != Some(&k.format()));
     }
@@ -771,19 +761,9 @@ impl Store {
                 .load(k.topic_id, k.partition, k.topic.as_bytes())
         };
         let pair = (k.end_offset, k.broker_leader_epoch);
-        let h = slot.keys.entry(pair).or_default();
         match held {
-            Held::Segment(id) => {
-                if let Some(old) = h.base.replace(id) {
-                    slot.upload_keys.remove(&old);
-                }
-                slot.upload_keys.insert(id, pair);
-                h.base_after_update = matches!(h.update, Some(Holder::Segment(u, _)) if u == id);
-            }
-            Held::Update(holder) => {
-                h.update = Some(holder);
-                h.base_after_update = false;
-            }
+            Held::Segment(id) => slot.keys.hold_segment(pair, id),
+            Held::Update(holder) => slot.keys.hold_update(pair, holder),
         }
     }
 
@@ -914,6 +894,23 @@ impl Store {
             .collect();
         out.sort();
         out
+    }
+
+    /// The heap bytes this store holds, by structure (what `make bench-store-memory` checks
+    /// against a counting allocator).
+    pub fn memory(&self) -> MemoryUse {
+        let mut m = MemoryUse {
+            partitions: self.partitions.by_id.allocation_size(),
+            ..MemoryUse::default()
+        };
+        for list in self.partitions.by_id.values() {
+            m.partitions += vec_bytes(list);
+            for (tp, slot) in list {
+                m.partitions += tp.topic.capacity();
+                slot.add_memory(&mut m);
+            }
+        }
+        m
     }
 
     /// A partition's cache regardless of initialization (for inspection tools).

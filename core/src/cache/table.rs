@@ -1,18 +1,23 @@
 //! A partition's segment table: the metadata of every segment the cache holds, by row.
 //!
 //! Owns: where each segment's metadata lives and the reuse of freed rows. Rows sit in chunks of
-//! a fixed size, so that a growing table never moves a row (a broker's table holds thousands of
-//! ~100-byte rows) and never holds more than one chunk of unused rows beyond the freed ones.
+//! at most [`CHUNK`] rows, so that a growing table moves at most a chunk's rows at a time (a
+//! broker's table holds thousands of ~100-byte rows). A chunk grows by an eighth when full, not
+//! to its whole size at once: a broker hosts thousands of partitions of a few dozen live segments
+//! each, and a whole chunk for 20 rows cost more than the rows (issue 30). Unused room is at most
+//! an eighth of the last chunk, beyond the freed rows.
 //! Never: which row a segment has (the partition's index), or what a row means to an epoch.
 
 use super::segment::{Row, SegmentMetadata};
 
-/// Rows per chunk: about 6.5 KB a chunk, a few rows of slack per live segment's worth of table.
+/// Rows per chunk at most: about 6.5 KB a chunk.
 const CHUNK: usize = 64;
+/// Rows a chunk has room for when first made.
+const FIRST_ROOM: usize = 4;
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Table {
-    chunks: Vec<Box<[Option<SegmentMetadata>]>>,
+    chunks: Vec<Vec<Option<SegmentMetadata>>>,
     /// Rows handed out so far; every row below is in a chunk.
     used: usize,
     /// Rows handed out and freed since, reused newest first.
@@ -40,7 +45,14 @@ impl Table {
             Some(r) => r,
             None => {
                 if self.used == self.chunks.len() * CHUNK {
-                    self.chunks.push((0..CHUNK).map(|_| None).collect());
+                    self.chunks.push(Vec::with_capacity(FIRST_ROOM));
+                }
+                if let Some(last) = self.chunks.last_mut() {
+                    if last.len() == last.capacity() {
+                        let more = (last.len() / 8).max(1).min(CHUNK - last.len());
+                        last.reserve_exact(more);
+                    }
+                    last.push(None);
                 }
                 self.used += 1;
                 Row::try_from(self.used - 1).unwrap_or(Row::MAX)
@@ -64,6 +76,17 @@ impl Table {
                 self.free.push(row);
             }
         }
+    }
+
+    pub(crate) fn add_memory(&self, m: &mut super::memory::MemoryUse) {
+        m.rows += super::memory::vec_bytes(&self.chunks)
+            + super::memory::vec_bytes(&self.free)
+            + self
+                .chunks
+                .iter()
+                .map(super::memory::vec_bytes)
+                .sum::<usize>();
+        m.row_heap += self.iter().map(SegmentMetadata::heap_bytes).sum::<usize>();
     }
 
     /// Every segment held, in row order.

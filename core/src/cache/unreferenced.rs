@@ -51,6 +51,9 @@ impl Unreferenced {
                     return;
                 }
                 if list.len() < SHORT {
+                    // One more at a time: a replay has one or two in flight, and a Vec's first
+                    // room for four would cost more than they do (issue 30).
+                    list.reserve_exact(1);
                     list.push((key, order));
                 } else {
                     let mut map: HashMap<Key, u64, UuidHash> = list.drain(..).collect();
@@ -83,6 +86,13 @@ impl Unreferenced {
                     map.remove(&key);
                 }
             }
+        }
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        match &self.held {
+            Held::Short(list) => super::memory::vec_bytes(list),
+            Held::Hashed(map) => map.allocation_size(),
         }
     }
 
