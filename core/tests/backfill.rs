@@ -689,3 +689,73 @@ fn a_late_copy_of_a_segment_record_after_its_update_gets_the_update_written_agai
         assert_eq!(live(&replay(&compacted(&log, keep))), live(&replay(&log)));
     }
 }
+
+/// The deletions a broker's store remembers (to recognize a deposed leader's late backfill) are
+/// those of segments written before KIP-1266: only they can be backfilled. A migrated partition
+/// that then uploads and deletes segments for years remembers none of those, so the memory is
+/// bounded by its history before the upgrade (it grew by every deletion, 16-20 bytes each).
+#[test]
+fn only_deletions_of_segments_written_before_kip_1266_are_remembered() {
+    let head = stock_history();
+    let mut log = head.clone();
+    let mut leader = Writer {
+        store: held_replay(&log),
+    };
+    let plan = leader.backfill(7).unwrap();
+    leader.write(&mut log, plan);
+    leader.delete(&mut log, uuid(1), 7); // written before KIP-1266: remembered
+    let buried_one = leader.store.memory().buried;
+    assert!(buried_one > 0, "a stock segment's deletion is remembered");
+    // a year of keyed uploads and retention
+    for n in 100..400 {
+        let start = n * 100;
+        let seg = rlmeta::cache::SegmentMetadata {
+            id: uuid(n),
+            start_offset: start,
+            end_offset: start + 99,
+            broker_id: 2,
+            max_timestamp_ms: 1,
+            event_timestamp_ms: 1,
+            leader_epochs: vec![(7, start)].into(),
+            segment_size_in_bytes: 10,
+            custom_metadata: None,
+            state: SegmentState::CopySegmentStarted,
+            txn_index_empty: true,
+            broker_leader_epoch: 7,
+        };
+        let started = leader.plan(Event::CopyStarted {
+            partition: tp(),
+            segment: seg,
+        });
+        leader.write(&mut log, started);
+        let finished = leader.plan(Event::CopyFinished(Writer::ev(uuid(n), 7)));
+        leader.write(&mut log, finished);
+        leader.delete(&mut log, uuid(n), 7);
+    }
+    assert_eq!(
+        leader.store.memory().buried,
+        buried_one,
+        "300 keyed segments deleted, none remembered"
+    );
+    // a restarted leader (whole log) remembers the same, and still knows segment 1 if it rises
+    let mut restarted = held_replay(&log);
+    assert_eq!(restarted.memory().buried, buried_one);
+    let zombie = Writer::of(&head).backfill(5).unwrap();
+    restarted.apply(
+        log.len() as i64,
+        zombie[0].0.as_deref(),
+        zombie[0].1.as_deref(),
+    );
+    assert_eq!(restarted.resurrections(&tp()), vec![uuid(1)]);
+    // deleted again (its row came from a keyed record): still remembered, no longer risen
+    let mut leader = Writer { store: restarted };
+    log.push(zombie[0].clone());
+    leader_checks(&mut leader, &mut log, 9);
+    assert_eq!(leader.store.resurrections(&tp()), Vec::<Uuid>::new());
+    leader.write(&mut log, vec![zombie[1].clone()]); // the rest of the late block: its update
+    assert_eq!(
+        leader.store.resurrections(&tp()),
+        vec![uuid(1)],
+        "known again"
+    );
+}

@@ -44,6 +44,9 @@ pub struct PartitionCache {
     index: HashTable<Row>,
     epochs: Epochs,
     initialized: bool,
+    /// One bit a row: the segment's record came with a null key (written before KIP-1266, so a
+    /// backfill may write it again). Set by a broker's store only ([`Self::mark_unkeyed`]).
+    unkeyed_rows: Vec<u64>,
 }
 
 fn hash_id(id: Uuid) -> u64 {
@@ -100,6 +103,7 @@ impl PartitionCache {
                 let table = &self.table;
                 self.index
                     .insert_unique(hash_id(id), r, |&r| row_id(table, r).map_or(0, hash_id));
+                self.set_unkeyed(r, false); // a reused row
                 r
             }
         };
@@ -254,7 +258,37 @@ impl PartitionCache {
         None
     }
 
+    fn set_unkeyed(&mut self, row: Row, on: bool) {
+        let (word, bit) = (row as usize / 64, 1u64 << (row % 64));
+        if on {
+            if self.unkeyed_rows.len() <= word {
+                self.unkeyed_rows.resize(word + 1, 0);
+            }
+            self.unkeyed_rows[word] |= bit;
+        } else if let Some(w) = self.unkeyed_rows.get_mut(word) {
+            *w &= !bit;
+        }
+    }
+
+    /// Notes that segment `id`'s record came with a null key (a history written before
+    /// KIP-1266).
+    pub(crate) fn mark_unkeyed(&mut self, id: Uuid) {
+        if let Some(r) = self.row_of(id) {
+            self.set_unkeyed(r, true);
+        }
+    }
+
+    /// Whether segment `id` is held and its record came with a null key.
+    pub(crate) fn is_unkeyed(&self, id: Uuid) -> bool {
+        self.row_of(id).is_some_and(|r| {
+            self.unkeyed_rows
+                .get(r as usize / 64)
+                .is_some_and(|w| w & (1u64 << (r % 64)) != 0)
+        })
+    }
+
     pub(crate) fn add_memory(&self, m: &mut super::memory::MemoryUse) {
+        m.rows += self.unkeyed_rows.capacity() * std::mem::size_of::<u64>();
         self.table.add_memory(m);
         m.index += self.index.allocation_size();
         self.epochs.add_memory(m);

@@ -134,9 +134,10 @@ pub(crate) struct Slot {
     /// Whether a null-key segment record of this partition was applied (it has a history written
     /// before KIP-1266, which a backfill keys again). Only then are deletions remembered.
     unkeyed: bool,
-    /// In a [`Store::held`] store, for a partition with a null-key history: the segments whose
-    /// DELETE_SEGMENT_FINISHED this store applied. A record that brings one back is a deposed
-    /// leader's late backfill (segment ids are never reused).
+    /// In a [`Store::held`] store, for a partition with a null-key history: the segments written
+    /// with a null key whose DELETE_SEGMENT_FINISHED this store applied. A record that brings one
+    /// back is a deposed leader's late backfill (segment ids are never reused; a segment first
+    /// written with a key is held by its keys and never backfilled).
     buried: Buried,
     /// Buried segments a later record brought back (held again, or an orphan update): what
     /// [`Store::resurrections`] reports and the leader deletes again.
@@ -567,6 +568,9 @@ impl Store {
         let id = m.id;
         match cache.add_copy_in_progress(m) {
             Ok(()) => {
+                if unkeyed && held_only {
+                    cache.mark_unkeyed(id);
+                }
                 if !slot.buried.is_empty() && slot.buried.contains(&id) {
                     slot.risen.insert(id);
                 }
@@ -599,9 +603,15 @@ impl Store {
                 partition: owned(part),
             });
         };
+        // Only a segment written before KIP-1266 (or one buried already, come back) can be
+        // written again by a backfill: only its deletion is remembered, so that the memory is
+        // bounded by the history written before the upgrade, not by every deletion since.
+        let remember = upd.state == SegmentState::DeleteSegmentFinished
+            && slot.unkeyed
+            && (cache.is_unkeyed(upd.id) || slot.buried.contains(&upd.id));
         match cache.update(upd) {
             Ok(()) => {
-                if upd.state == SegmentState::DeleteSegmentFinished && slot.unkeyed {
+                if remember {
                     slot.buried.insert(upd.id);
                     slot.risen.remove(&upd.id);
                 }
