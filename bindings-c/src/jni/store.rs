@@ -147,6 +147,40 @@ fn segment_list<'l>(
     byte_arrays(env, &values)
 }
 
+/// `list`'s values packed into one array (the store's read lock held only while they are
+/// encoded; the one Java array is made after it is released): each value is its length as 4
+/// bytes big-endian, then its bytes, in the listing's order. One JNI allocation for the whole
+/// listing, where `segment_list` makes one per segment (`dev.rlmeta.PackedValues` reads it).
+fn packed_segment_list<'l>(
+    env: &mut Env<'l>,
+    h: jlong,
+    list: impl for<'s> FnOnce(&'s Store, &TopicIdPartition) -> rlmeta::Result<Vec<&'s SegmentMetadata>>,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) -> JniResult<JByteArray<'l>> {
+    let packed = read(env, h, |s| {
+        let tp = partition(s, msb, lsb, p)?;
+        let segments = list(s, &tp)?;
+        let mut out = Vec::with_capacity(segments.len() * 160);
+        for m in segments {
+            let v = current_segment_value(&tp, m)?;
+            let len = u32::try_from(v.len())
+                .map_err(|_| Error::new(ErrorKind::Internal, "a segment value over 4 GiB"))?;
+            out.extend_from_slice(&len.to_be_bytes());
+            out.extend_from_slice(&v);
+        }
+        if i32::try_from(out.len()).is_err() {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "a partition's listing over 2 GiB does not fit one Java array",
+            ));
+        }
+        Ok(out)
+    })?;
+    byte_array(env, Some(&packed))
+}
+
 /// A byte array pinned with `GetPrimitiveArrayCritical` (raw calls: jni's wrapper makes other
 /// JNI calls inside the critical region, which `-Xcheck:jni` reports). Between `new` and drop
 /// no JNI function may be called.
@@ -472,6 +506,35 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeSegmentsForEpoch<'l>(
 }
 
 #[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePackedSegments<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) -> JByteArray<'l> {
+    call(env, |env| {
+        packed_segment_list(env, h, |s, tp| s.segments(tp), msb, lsb, p)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePackedSegmentsForEpoch<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+    epoch: jint,
+) -> JByteArray<'l> {
+    call(env, |env| {
+        packed_segment_list(env, h, |s, tp| s.segments_for_epoch(tp, epoch), msb, lsb, p)
+    })
+}
+
+#[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeNextSegmentWithTxnIndex<'l>(
     env: EnvUnowned<'l>,
@@ -659,8 +722,10 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeDumpJson<'l>(
     h: jlong,
 ) -> JString<'l> {
     call(env, |env| {
-        let text = read(env, h, |s| Ok(s.dump_json().to_string()))?;
-        JString::from_str(env, text)
+        // the snapshot (the JSON tree) under the read lock, its text encoded after it is released:
+        // an apply waits for the first only
+        let tree = read(env, h, |s| Ok(s.dump_json()))?;
+        JString::from_str(env, tree.to_string())
     })
 }
 
