@@ -112,7 +112,7 @@ bench-lookups: natives | $(BUILD)
 	  -Dexec.args="-cp %classpath -Drlmeta.library.path=$(CURDIR)/$(X_LIBDIR_x86_64)/librlmeta_c.so dev.rlmeta.bench.LookupLatencyBenchmark $(BENCH_LOOKUP_POLL) 1024 $(BENCH_LOOKUP_READERS) $(BENCH_LOOKUP_SEGMENTS) $(BENCH_LOOKUP_REPLAYS)"
 
 # listRemoteLogSegments per call, the plugin's (before: an array per segment, all deserialized; after:
-# one packed array, each deserialized when the iterator reaches it) against Kafka 4.4.0's own store on
+# a few packed 64 KiB arrays, each segment deserialized when the iterator reaches it) against Kafka 4.4.0's own store on
 # the same partition, and how long applies wait while listings run (ListingBenchmark; not a test).
 # The library is the plugin's release one (natives).
 BENCH_LISTING_SEGMENTS ?= 350,5000

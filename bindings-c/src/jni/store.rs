@@ -147,10 +147,15 @@ fn segment_list<'l>(
     byte_arrays(env, &values)
 }
 
-/// `list`'s values packed into one array (the store's read lock held only while they are
-/// encoded; the one Java array is made after it is released): each value is its length as 4
-/// bytes big-endian, then its bytes, in the listing's order. One JNI allocation for the whole
-/// listing, where `segment_list` makes one per segment (`dev.rlmeta.PackedValues` reads it).
+/// The most bytes a chunk of a packed listing holds (unless one value is larger): a chunk stays a
+/// small young-generation array (a 5,000-segment listing in one array, ~850 KB, is a humongous
+/// G1 allocation), and a listing still takes a handful of JNI allocations, not one per segment.
+const PACKED_CHUNK: usize = 64 * 1024;
+
+/// `list`'s values packed into a few arrays (the store's read lock held only while they are
+/// encoded; the Java arrays are made after it is released): each value is its length as 4 bytes
+/// big-endian, then its bytes, in the listing's order, never split across chunks.
+/// `dev.rlmeta.PackedValues` reads it.
 fn packed_segment_list<'l>(
     env: &mut Env<'l>,
     h: jlong,
@@ -158,27 +163,32 @@ fn packed_segment_list<'l>(
     msb: jlong,
     lsb: jlong,
     p: jint,
-) -> JniResult<JByteArray<'l>> {
-    let packed = read(env, h, |s| {
+) -> JniResult<JObjectArray<'l, JByteArray<'l>>> {
+    let chunks = read(env, h, |s| {
         let tp = partition(s, msb, lsb, p)?;
-        let segments = list(s, &tp)?;
-        let mut out = Vec::with_capacity(segments.len() * 160);
-        for m in segments {
+        let mut chunks = Vec::new();
+        let mut chunk = Vec::new();
+        for m in list(s, &tp)? {
             let v = current_segment_value(&tp, m)?;
             let len = u32::try_from(v.len())
-                .map_err(|_| Error::new(ErrorKind::Internal, "a segment value over 4 GiB"))?;
-            out.extend_from_slice(&len.to_be_bytes());
-            out.extend_from_slice(&v);
+                .ok()
+                .filter(|&n| i32::try_from(n as usize + 4).is_ok())
+                .ok_or_else(|| Error::new(ErrorKind::Internal, "a segment value over 2 GiB"))?;
+            if !chunk.is_empty() && chunk.len() + 4 + v.len() > PACKED_CHUNK {
+                chunks.push(Some(std::mem::take(&mut chunk)));
+            }
+            if chunk.is_empty() {
+                chunk.reserve(PACKED_CHUNK.max(4 + v.len()));
+            }
+            chunk.extend_from_slice(&len.to_be_bytes());
+            chunk.extend_from_slice(&v);
         }
-        if i32::try_from(out.len()).is_err() {
-            return Err(Error::new(
-                ErrorKind::Internal,
-                "a partition's listing over 2 GiB does not fit one Java array",
-            ));
+        if !chunk.is_empty() {
+            chunks.push(Some(chunk));
         }
-        Ok(out)
+        Ok(chunks)
     })?;
-    byte_array(env, Some(&packed))
+    byte_arrays(env, &chunks)
 }
 
 /// A byte array pinned with `GetPrimitiveArrayCritical` (raw calls: jni's wrapper makes other
@@ -513,7 +523,7 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePackedSegments<'l>(
     msb: jlong,
     lsb: jlong,
     p: jint,
-) -> JByteArray<'l> {
+) -> JObjectArray<'l, JByteArray<'l>> {
     call(env, |env| {
         packed_segment_list(env, h, |s, tp| s.segments(tp), msb, lsb, p)
     })
@@ -528,7 +538,7 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePackedSegmentsForEpoc
     lsb: jlong,
     p: jint,
     epoch: jint,
-) -> JByteArray<'l> {
+) -> JObjectArray<'l, JByteArray<'l>> {
     call(env, |env| {
         packed_segment_list(env, h, |s, tp| s.segments_for_epoch(tp, epoch), msb, lsb, p)
     })

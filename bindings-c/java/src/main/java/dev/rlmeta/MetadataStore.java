@@ -275,8 +275,9 @@ public final class MetadataStore implements AutoCloseable {
     }
 
     /**
-     * {@link #segments}, the values packed in one array and read one at a time: one JNI allocation
-     * for the listing instead of one per segment, and nothing copied out before it is asked for.
+     * {@link #segments}, the values packed in a few arrays of up to 64 KiB and read one at a time:
+     * a handful of JNI allocations for the listing instead of one per segment, and nothing copied
+     * out before it is asked for.
      */
     public PackedValues packedSegments(long msb, long lsb, int partition) {
         long h = enter();
@@ -413,8 +414,8 @@ public final class MetadataStore implements AutoCloseable {
     private static native long nativeHighestOffsetForEpoch(long h, long msb, long lsb, int partition, int epoch);
     private static native byte[][] nativeSegments(long h, long msb, long lsb, int partition);
     private static native byte[][] nativeSegmentsForEpoch(long h, long msb, long lsb, int partition, int epoch);
-    private static native byte[] nativePackedSegments(long h, long msb, long lsb, int partition);
-    private static native byte[] nativePackedSegmentsForEpoch(long h, long msb, long lsb, int partition, int epoch);
+    private static native byte[][] nativePackedSegments(long h, long msb, long lsb, int partition);
+    private static native byte[][] nativePackedSegmentsForEpoch(long h, long msb, long lsb, int partition, int epoch);
     private static native byte[] nativeNextSegmentWithTxnIndex(long h, long msb, long lsb, int partition, int epoch, long offset);
     private static native long nativeRemoteLogSize(long h, long msb, long lsb, int partition, int epoch);
     private static native int nativePartitionDeleteState(long h, long msb, long lsb, int partition);

@@ -228,19 +228,52 @@ class PackedListingTest {
 
     @Test
     void packedValuesReadsItsLayoutAndRefusesATornOne() {
-        PackedValues empty = new PackedValues(new byte[0]);
+        PackedValues empty = new PackedValues(new byte[0][]);
         assertFalse(empty.hasNext());
         assertThrows(NoSuchElementException.class, empty::next);
-        PackedValues two = new PackedValues(new byte[] {0, 0, 0, 2, 9, 8, 0, 0, 0, 0, 0, 0, 0, 1, 7});
-        assertArrayEquals(new byte[] {9, 8}, two.next());
-        assertArrayEquals(new byte[0], two.next());
-        assertArrayEquals(new byte[] {7}, two.next());
-        assertFalse(two.hasNext());
-        assertThrows(NoSuchElementException.class, two::next);
-        assertThrows(IllegalStateException.class, () -> new PackedValues(new byte[] {0, 0, 1}).next(), "a cut length");
-        assertThrows(IllegalStateException.class, () -> new PackedValues(new byte[] {0, 0, 0, 3, 1, 2}).next(), "a cut value");
-        assertThrows(IllegalStateException.class, () -> new PackedValues(new byte[] {(byte) 0x80, 0, 0, 0, 1}).next(),
+        PackedValues emptyChunks = new PackedValues(new byte[][] {{}, {}});
+        assertFalse(emptyChunks.hasNext());
+        PackedValues three = new PackedValues(new byte[][] {{0, 0, 0, 2, 9, 8, 0, 0, 0, 0}, {}, {0, 0, 0, 1, 7}});
+        assertArrayEquals(new byte[] {9, 8}, three.next());
+        assertTrue(three.hasNext());
+        assertArrayEquals(new byte[0], three.next());
+        assertArrayEquals(new byte[] {7}, three.next(), "across an empty chunk");
+        assertFalse(three.hasNext());
+        assertThrows(NoSuchElementException.class, three::next);
+        assertThrows(IllegalStateException.class, () -> new PackedValues(new byte[][] {{0, 0, 1}}).next(), "a cut length");
+        assertThrows(IllegalStateException.class, () -> new PackedValues(new byte[][] {{0, 0, 0, 3, 1, 2}, {3}}).next(),
+                "a value split across chunks");
+        assertThrows(IllegalStateException.class, () -> new PackedValues(new byte[][] {{(byte) 0x80, 0, 0, 0, 1}}).next(),
                 "a negative length");
+    }
+
+    /** A listing over several chunks reads as the array listing, chunk boundaries unseen. */
+    @Test
+    void aLargeListingSpansChunks() throws Exception {
+        int n = 4_000; // about 110 bytes each: six or more 64 KiB chunks
+        ReplayVectorsTest.Kafka kafka = new ReplayVectorsTest.Kafka();
+        kafka.load(TP);
+        kafka.store.markInitialized(TP);
+        try (MetadataStore s = new MetadataStore()) {
+            s.loadPartition(MSB, LSB, TP.topic(), TP.partition());
+            s.markInitialized(MSB, LSB, TP.topic(), TP.partition());
+            for (int i = 0; i < n; i++) {
+                RemoteLogSegmentId id = new RemoteLogSegmentId(TP, new Uuid(i + 1, ~i));
+                byte[] v = SERDE.serialize(new RemoteLogSegmentMetadata(id, i * 100L, i * 100L + 99, 5, 1, 6, 1000,
+                        i % 3 == 0 ? Optional.of(new CustomMetadata(new byte[i % 50])) : Optional.empty(),
+                        RemoteLogSegmentState.COPY_SEGMENT_STARTED, Map.of(i / 500, i * 100L)));
+                apply(s, 2L * i, v);
+                kafka.apply(2L * i, v);
+                byte[] f = update(id, 7, Optional.empty(), RemoteLogSegmentState.COPY_SEGMENT_FINISHED);
+                apply(s, 2L * i + 1, f);
+                kafka.apply(2L * i + 1, f);
+            }
+            long bytes = 0;
+            for (byte[] b : s.segments(MSB, LSB, TP.partition())) bytes += 4 + b.length;
+            assertTrue(bytes > 5 * 64 * 1024, "the listing needs several chunks: " + bytes + " bytes");
+            assertEquals(10, agree(s, kafka, "4,000 segments"), "the full listing and the epochs 0..7 and 8");
+            assertEquals(n, read(s.packedSegments(MSB, LSB, TP.partition())).size());
+        }
     }
 
     @Test

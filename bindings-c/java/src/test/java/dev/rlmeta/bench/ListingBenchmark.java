@@ -43,7 +43,7 @@ import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentState;
  *   <li>{@code plugin before}: the plugin as it was: {@link MetadataStore#segments} (one Java array
  *       per segment) and every value deserialized with Kafka's serde before the iterator is handed
  *       back (the plugin's code path reproduced here, as in {@code LookupLatencyBenchmark}).</li>
- *   <li>{@code plugin after}: {@link MetadataStore#packedSegments} (one array for the listing) and
+ *   <li>{@code plugin after}: {@link MetadataStore#packedSegments} (a few 64 KiB arrays for the listing) and
  *       each value deserialized as the iterator reaches it (the plugin's {@code SegmentIterator}).</li>
  *   <li>the parts: the native call alone (array of arrays, packed) and the serde alone.</li>
  * </ul>
