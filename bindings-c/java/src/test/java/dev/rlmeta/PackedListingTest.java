@@ -133,8 +133,8 @@ class PackedListingTest {
             assertEquals(startOffsets(kafkaEpoch), startOffsets(epoch), what + ": Kafka's order");
             if (!kafkaEpoch.equals(epoch)) {
                 // segments with one start offset, both unreferenced: Kafka keeps them in a hash
-                // set's order, the core in the order they became so (the same with the array
-                // listing: not the packing's; counted and reported)
+                // set's order, the core in the order they became so (docs/DIFFERENCES.md; the same
+                // with the array listing, not the packing's: counted and reported)
                 tiesOrderedOtherwise++;
             }
             byte[][] epochArrays = s.segmentsForEpoch(MSB, LSB, TP.partition(), e);
