@@ -152,9 +152,10 @@ fn segment_list<'l>(
 /// G1 allocation), and a listing still takes a handful of JNI allocations, not one per segment.
 const PACKED_CHUNK: usize = 64 * 1024;
 
-/// `list`'s values packed into a few arrays (the store's read lock held only while they are
-/// encoded; the Java arrays are made after it is released): each value is its length as 4 bytes
-/// big-endian, then its bytes, in the listing's order, never split across chunks.
+/// `list`'s values packed into a few arrays (the store's read lock held only while the listed
+/// segments are copied; they are encoded, and the Java arrays made, after it is released): each
+/// value is its length as 4 bytes big-endian, then its bytes, in the listing's order, never split
+/// across chunks.
 /// `dev.rlmeta.PackedValues` reads it.
 fn packed_segment_list<'l>(
     env: &mut Env<'l>,
@@ -164,11 +165,16 @@ fn packed_segment_list<'l>(
     lsb: jlong,
     p: jint,
 ) -> JniResult<JObjectArray<'l, JByteArray<'l>>> {
-    let chunks = read(env, h, |s| {
+    // under the read lock only the copy of the listed segments; encoded after it is released
+    let (tp, segments) = read(env, h, |s| {
         let tp = partition(s, msb, lsb, p)?;
+        let segments: Vec<SegmentMetadata> = list(s, &tp)?.into_iter().cloned().collect();
+        Ok((tp, segments))
+    })?;
+    let chunks = core(env, || {
         let mut chunks = Vec::new();
         let mut chunk = Vec::new();
-        for m in list(s, &tp)? {
+        for m in &segments {
             let v = current_segment_value(&tp, m)?;
             let len = u32::try_from(v.len())
                 .ok()
