@@ -6,8 +6,8 @@ import org.apache.kafka.server.log.remote.metadata.storage.serialization.RemoteL
 import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentMetadata;
 
 /**
- * What {@code listRemoteLogSegments} hands the broker: the store's listing (one packed snapshot,
- * taken under the store's read lock and released before this exists), each segment turned into
+ * What {@code listRemoteLogSegments} hands the broker: the store's listing (a packed snapshot: the
+ * segments copied under the store's read lock, encoded after it), each segment turned into
  * Kafka's object by Kafka's own serde only when the broker reaches it. The broker's retention loop
  * often stops at the first segment it keeps; the rest then cost nothing. Converts, never decides:
  * the order and the content are the store's.
