@@ -153,10 +153,8 @@ fn segment_list<'l>(
 const PACKED_CHUNK: usize = 64 * 1024;
 
 /// `list`'s values packed into a few arrays (the store's read lock held only while the listed
-/// segments are copied; they are encoded, and the Java arrays made, after it is released): each
-/// value is its length as 4 bytes big-endian, then its bytes, in the listing's order, never split
-/// across chunks.
-/// `dev.rlmeta.PackedValues` reads it.
+/// segments are copied; they are encoded, and the Java arrays made, after it is released).
+/// `dev.rlmeta.PackedValues` reads them.
 fn packed_segment_list<'l>(
     env: &mut Env<'l>,
     h: jlong,
@@ -165,36 +163,43 @@ fn packed_segment_list<'l>(
     lsb: jlong,
     p: jint,
 ) -> JniResult<JObjectArray<'l, JByteArray<'l>>> {
-    // under the read lock only the copy of the listed segments; encoded after it is released
     let (tp, segments) = read(env, h, |s| {
         let tp = partition(s, msb, lsb, p)?;
         let segments: Vec<SegmentMetadata> = list(s, &tp)?.into_iter().cloned().collect();
         Ok((tp, segments))
     })?;
-    let chunks = core(env, || {
-        let mut chunks = Vec::new();
-        let mut chunk = Vec::new();
-        for m in &segments {
-            let v = current_segment_value(&tp, m)?;
-            let len = u32::try_from(v.len())
-                .ok()
-                .filter(|&n| i32::try_from(n as usize + 4).is_ok())
-                .ok_or_else(|| Error::new(ErrorKind::Internal, "a segment value over 2 GiB"))?;
-            if !chunk.is_empty() && chunk.len() + 4 + v.len() > PACKED_CHUNK {
-                chunks.push(Some(std::mem::take(&mut chunk)));
-            }
-            if chunk.is_empty() {
-                chunk.reserve(PACKED_CHUNK.max(4 + v.len()));
-            }
-            chunk.extend_from_slice(&len.to_be_bytes());
-            chunk.extend_from_slice(&v);
-        }
-        if !chunk.is_empty() {
-            chunks.push(Some(chunk));
-        }
-        Ok(chunks)
-    })?;
+    let chunks = core(env, || packed(&tp, &segments))?;
     byte_arrays(env, &chunks)
+}
+
+/// Each segment's current value (Kafka's serde bytes), its length as 4 bytes big-endian before it,
+/// back to back in chunks of at most [`PACKED_CHUNK`] bytes (a larger value alone in its own),
+/// in the listing's order, none split across chunks.
+fn packed(
+    tp: &TopicIdPartition,
+    segments: &[SegmentMetadata],
+) -> rlmeta::Result<Vec<Option<Vec<u8>>>> {
+    let mut chunks = Vec::new();
+    let mut chunk = Vec::new();
+    for m in segments {
+        let v = current_segment_value(tp, m)?;
+        let len = u32::try_from(v.len())
+            .ok()
+            .filter(|&n| i32::try_from(n as usize + 4).is_ok())
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "a segment value over 2 GiB"))?;
+        if !chunk.is_empty() && chunk.len() + 4 + v.len() > PACKED_CHUNK {
+            chunks.push(Some(std::mem::take(&mut chunk)));
+        }
+        if chunk.is_empty() {
+            chunk.reserve(PACKED_CHUNK.max(4 + v.len()));
+        }
+        chunk.extend_from_slice(&len.to_be_bytes());
+        chunk.extend_from_slice(&v);
+    }
+    if !chunk.is_empty() {
+        chunks.push(Some(chunk));
+    }
+    Ok(chunks)
 }
 
 /// A byte array pinned with `GetPrimitiveArrayCritical` (raw calls: jni's wrapper makes other

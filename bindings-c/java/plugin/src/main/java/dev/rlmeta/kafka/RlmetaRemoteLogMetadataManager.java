@@ -1311,8 +1311,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             try {
                 java.util.TreeSet<Integer> epochs = new java.util.TreeSet<>();
                 java.util.TreeSet<Long> bounds = new java.util.TreeSet<>();
-                for (byte[] b : s.segments(msb, lsb, p)) {
-                    RemoteLogSegmentMetadata m = segment(b);
+                for (dev.rlmeta.PackedValues listed = s.packedSegments(msb, lsb, p); listed.hasNext(); ) {
+                    RemoteLogSegmentMetadata m = segment(listed.next());
                     epochs.addAll(m.segmentLeaderEpochs().keySet());
                     bounds.addAll(m.segmentLeaderEpochs().values());
                     bounds.add(m.startOffset());
