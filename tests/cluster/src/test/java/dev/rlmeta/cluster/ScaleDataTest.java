@@ -91,15 +91,17 @@ class ScaleDataTest {
                     + "left on the %d hosted partitions (the only ones it replays, as a broker hosting them)%n", replaySeconds,
                     live, w.live.size());
             long idle = Long.getLong("rlmeta.scale.expiration.seconds", 0);
-            if (idle > 0) { // the idle broker's RLM expiration threads, stock then the plugin (a measurement)
+            if (idle > 0) { // the idle broker's RLM expiration threads: stock, stock restarted, the plugin (a measurement)
                 System.out.printf("[scale] expiration threads, stock manager: %s%n", expirationCpu(c, idle));
-                c.stopBroker(1);
-                long r0 = System.nanoTime();
-                c.restartBroker(1, Rlmm.PLUGIN_CLASS_PATH);
-                System.out.printf("[scale] the broker restarted with the plugin in %.1f s; %d s for its bootstrap%n",
-                        (System.nanoTime() - r0) / 1e9, idle);
-                Thread.sleep(idle * 1000);
-                System.out.printf("[scale] expiration threads, the plugin: %s%n", expirationCpu(c, idle));
+                for (Rlmm rlmm : List.of(Rlmm.STOCK, Rlmm.PLUGIN_CLASS_PATH)) {
+                    c.stopBroker(1);
+                    long r0 = System.nanoTime();
+                    c.restartBroker(1, rlmm);
+                    System.out.printf("[scale] the broker restarted with %s in %.1f s; %d s for its bootstrap%n", rlmm,
+                            (System.nanoTime() - r0) / 1e9, idle);
+                    Thread.sleep(idle * 1000);
+                    System.out.printf("[scale] expiration threads, %s after a restart: %s%n", rlmm, expirationCpu(c, idle));
+                }
             }
             long hold = Long.getLong("rlmeta.scale.hold.seconds", 0);
             if (hold > 0) { // a benchmark reads the topic meanwhile (make bench-tools-scale)
