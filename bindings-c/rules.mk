@@ -111,6 +111,20 @@ bench-lookups: natives | $(BUILD)
 	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
 	  -Dexec.args="-cp %classpath -Drlmeta.library.path=$(CURDIR)/$(X_LIBDIR_x86_64)/librlmeta_c.so dev.rlmeta.bench.LookupLatencyBenchmark $(BENCH_LOOKUP_POLL) 1024 $(BENCH_LOOKUP_READERS) $(BENCH_LOOKUP_SEGMENTS) $(BENCH_LOOKUP_REPLAYS)"
 
+# listRemoteLogSegments per call, the plugin's (before: an array per segment, all deserialized; after:
+# a few packed 64 KiB arrays, each segment deserialized when the iterator reaches it) against Kafka 4.4.0's own store on
+# the same partition, and how long applies wait while listings run (ListingBenchmark; not a test).
+# The library is the plugin's release one (natives).
+BENCH_LISTING_SEGMENTS ?= 350,5000
+BENCH_LISTING_CALLS    ?= 200
+BENCH_LISTING_ROUNDS   ?= 7
+.PHONY: bench-listing
+bench-listing: natives | $(BUILD)
+	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never test-compile -Dmaven.antrun.skip=true
+	@cd $(JAVA_DIR) && mvn -q -B -Dstyle.color=never exec:exec -Dexec.executable=java -Dexec.classpathScope=test \
+	  -Dexec.args="-cp %classpath -Drlmeta.library.path=$(CURDIR)/$(X_LIBDIR_x86_64)/librlmeta_c.so dev.rlmeta.bench.ListingBenchmark $(BENCH_LISTING_SEGMENTS) $(BENCH_LISTING_CALLS) $(BENCH_LISTING_ROUNDS)" \
+	  | tee $(CURDIR)/$(BUILD)/bench-listing.log
+
 BINDING_TESTS += c-test jni-test
 
 # ---------------------------------------------------------------- cross natives (linux-x86_64, linux-aarch64)

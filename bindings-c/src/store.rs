@@ -642,7 +642,8 @@ pub unsafe extern "C" fn rlmeta_store_dump_json(
         out_arg(out_json, "out_json")?;
         // SAFETY: the caller's promises.
         unsafe {
-            let text = read(store, |s| Ok(s.dump_json().to_string()))?;
+            // the snapshot under the read lock, the text encoded after it is released
+            let text = read(store, |s| Ok(s.dump_json()))?.to_string();
             write_out(out_json, RlmetaBuf::new(text.into_bytes()));
         }
         Ok(())

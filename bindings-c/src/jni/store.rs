@@ -147,6 +147,61 @@ fn segment_list<'l>(
     byte_arrays(env, &values)
 }
 
+/// The most bytes a chunk of a packed listing holds (unless one value is larger): a chunk stays a
+/// small young-generation array (a 5,000-segment listing in one array, ~850 KB, is a humongous
+/// G1 allocation), and a listing still takes a handful of JNI allocations, not one per segment.
+const PACKED_CHUNK: usize = 64 * 1024;
+
+/// `list`'s values packed into a few arrays (the store's read lock held only while the listed
+/// segments are copied; they are encoded, and the Java arrays made, after it is released).
+/// `dev.rlmeta.PackedValues` reads them.
+fn packed_segment_list<'l>(
+    env: &mut Env<'l>,
+    h: jlong,
+    list: impl for<'s> FnOnce(&'s Store, &TopicIdPartition) -> rlmeta::Result<Vec<&'s SegmentMetadata>>,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) -> JniResult<JObjectArray<'l, JByteArray<'l>>> {
+    let (tp, segments) = read(env, h, |s| {
+        let tp = partition(s, msb, lsb, p)?;
+        let segments: Vec<SegmentMetadata> = list(s, &tp)?.into_iter().cloned().collect();
+        Ok((tp, segments))
+    })?;
+    let chunks = core(env, || packed(&tp, &segments))?;
+    byte_arrays(env, &chunks)
+}
+
+/// Each segment's current value (Kafka's serde bytes), its length as 4 bytes big-endian before it,
+/// back to back in chunks of at most [`PACKED_CHUNK`] bytes (a larger value alone in its own),
+/// in the listing's order, none split across chunks.
+fn packed(
+    tp: &TopicIdPartition,
+    segments: &[SegmentMetadata],
+) -> rlmeta::Result<Vec<Option<Vec<u8>>>> {
+    let mut chunks = Vec::new();
+    let mut chunk = Vec::new();
+    for m in segments {
+        let v = current_segment_value(tp, m)?;
+        let len = u32::try_from(v.len())
+            .ok()
+            .filter(|&n| i32::try_from(n as usize + 4).is_ok())
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "a segment value over 2 GiB"))?;
+        if !chunk.is_empty() && chunk.len() + 4 + v.len() > PACKED_CHUNK {
+            chunks.push(Some(std::mem::take(&mut chunk)));
+        }
+        if chunk.is_empty() {
+            chunk.reserve(PACKED_CHUNK.max(4 + v.len()));
+        }
+        chunk.extend_from_slice(&len.to_be_bytes());
+        chunk.extend_from_slice(&v);
+    }
+    if !chunk.is_empty() {
+        chunks.push(Some(chunk));
+    }
+    Ok(chunks)
+}
+
 /// A byte array pinned with `GetPrimitiveArrayCritical` (raw calls: jni's wrapper makes other
 /// JNI calls inside the critical region, which `-Xcheck:jni` reports). Between `new` and drop
 /// no JNI function may be called.
@@ -472,6 +527,35 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeSegmentsForEpoch<'l>(
 }
 
 #[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePackedSegments<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) -> JObjectArray<'l, JByteArray<'l>> {
+    call(env, |env| {
+        packed_segment_list(env, h, |s, tp| s.segments(tp), msb, lsb, p)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativePackedSegmentsForEpoch<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+    epoch: jint,
+) -> JObjectArray<'l, JByteArray<'l>> {
+    call(env, |env| {
+        packed_segment_list(env, h, |s, tp| s.segments_for_epoch(tp, epoch), msb, lsb, p)
+    })
+}
+
+#[unsafe(no_mangle)]
 #[allow(clippy::too_many_arguments)]
 pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeNextSegmentWithTxnIndex<'l>(
     env: EnvUnowned<'l>,
@@ -659,8 +743,10 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeDumpJson<'l>(
     h: jlong,
 ) -> JString<'l> {
     call(env, |env| {
-        let text = read(env, h, |s| Ok(s.dump_json().to_string()))?;
-        JString::from_str(env, text)
+        // the snapshot (the JSON tree) under the read lock, its text encoded after it is released:
+        // an apply waits for the first only
+        let tree = read(env, h, |s| Ok(s.dump_json()))?;
+        JString::from_str(env, tree.to_string())
     })
 }
 

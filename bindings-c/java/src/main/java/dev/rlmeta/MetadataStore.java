@@ -274,6 +274,30 @@ public final class MetadataStore implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #segments}, the values packed in a few arrays of up to 64 KiB and read one at a time:
+     * a handful of JNI allocations for the listing instead of one per segment, and nothing copied
+     * out before it is asked for.
+     */
+    public PackedValues packedSegments(long msb, long lsb, int partition) {
+        long h = enter();
+        try {
+            return new PackedValues(nativePackedSegments(h, msb, lsb, partition));
+        } finally {
+            exit();
+        }
+    }
+
+    /** {@link #segmentsForEpoch}, packed as {@link #packedSegments} packs them. */
+    public PackedValues packedSegmentsForEpoch(long msb, long lsb, int partition, int epoch) {
+        long h = enter();
+        try {
+            return new PackedValues(nativePackedSegmentsForEpoch(h, msb, lsb, partition, epoch));
+        } finally {
+            exit();
+        }
+    }
+
     /** Kafka's {@code nextSegmentWithTxnIndex(tp, epoch, offset)}, or null. */
     public byte[] nextSegmentWithTxnIndex(long msb, long lsb, int partition, int epoch, long offset) {
         long h = enter();
@@ -390,6 +414,8 @@ public final class MetadataStore implements AutoCloseable {
     private static native long nativeHighestOffsetForEpoch(long h, long msb, long lsb, int partition, int epoch);
     private static native byte[][] nativeSegments(long h, long msb, long lsb, int partition);
     private static native byte[][] nativeSegmentsForEpoch(long h, long msb, long lsb, int partition, int epoch);
+    private static native byte[][] nativePackedSegments(long h, long msb, long lsb, int partition);
+    private static native byte[][] nativePackedSegmentsForEpoch(long h, long msb, long lsb, int partition, int epoch);
     private static native byte[] nativeNextSegmentWithTxnIndex(long h, long msb, long lsb, int partition, int epoch, long offset);
     private static native long nativeRemoteLogSize(long h, long msb, long lsb, int partition, int epoch);
     private static native int nativePartitionDeleteState(long h, long msb, long lsb, int partition);

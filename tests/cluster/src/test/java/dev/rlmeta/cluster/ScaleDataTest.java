@@ -90,6 +90,19 @@ class ScaleDataTest {
             System.out.printf("[scale] Kafka's replay (read and replayed in %.1f s) lists the %,d live segments the generator "
                     + "left on the %d hosted partitions (the only ones it replays, as a broker hosting them)%n", replaySeconds,
                     live, w.live.size());
+            long idle = Long.getLong("rlmeta.scale.expiration.seconds", 0);
+            if (idle > 0) { // the idle broker's RLM expiration threads: stock, stock restarted, the plugin (a measurement)
+                System.out.printf("[scale] expiration threads, stock manager: %s%n", expirationCpu(c, idle));
+                for (Rlmm rlmm : List.of(Rlmm.STOCK, Rlmm.PLUGIN_CLASS_PATH)) {
+                    c.stopBroker(1);
+                    long r0 = System.nanoTime();
+                    c.restartBroker(1, rlmm);
+                    System.out.printf("[scale] the broker restarted with %s in %.1f s; %d s for its bootstrap%n", rlmm,
+                            (System.nanoTime() - r0) / 1e9, idle);
+                    Thread.sleep(idle * 1000);
+                    System.out.printf("[scale] expiration threads, %s after a restart: %s%n", rlmm, expirationCpu(c, idle));
+                }
+            }
             long hold = Long.getLong("rlmeta.scale.hold.seconds", 0);
             if (hold > 0) { // a benchmark reads the topic meanwhile (make bench-tools-scale)
                 // its reference: Kafka's own Java consumer reading the whole topic to its end
@@ -110,6 +123,39 @@ class ScaleDataTest {
                 Thread.sleep(hold * 1000);
             }
         }
+    }
+
+    /**
+     * The CPU the broker's {@code kafka-rlm-expiration-thread-pool} threads use in {@code seconds}
+     * (their cpu= in two {@code jstack} prints), nothing produced meanwhile.
+     */
+    static String expirationCpu(KafkaCluster c, long seconds) throws Exception {
+        Map<String, Double> before = threadCpuMs(c.pid(1));
+        long t0 = System.nanoTime();
+        Thread.sleep(seconds * 1000);
+        Map<String, Double> after = threadCpuMs(c.pid(1));
+        double wall = (System.nanoTime() - t0) / 1e6;
+        StringBuilder sb = new StringBuilder();
+        for (Map.Entry<String, Double> e : after.entrySet()) {
+            double used = e.getValue() - before.getOrDefault(e.getKey(), 0.0);
+            sb.append(String.format("%s %.0f ms CPU in %.0f s (%.1f%% of a core); ", e.getKey(), used, wall / 1e3,
+                    100 * used / wall));
+        }
+        return sb.length() == 0 ? "no expiration thread" : sb.toString();
+    }
+
+    static Map<String, Double> threadCpuMs(long pid) throws Exception {
+        Process p = new ProcessBuilder("jstack", Long.toString(pid)).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        p.waitFor();
+        Map<String, Double> cpu = new TreeMap<>();
+        java.util.regex.Matcher m = java.util.regex.Pattern
+                .compile("^\"(kafka-rlm-expiration-thread-pool[^\"]*)\".* cpu=([0-9.]+)ms", java.util.regex.Pattern.MULTILINE)
+                .matcher(out);
+        while (m.find()) {
+            cpu.put(m.group(1), Double.parseDouble(m.group(2)));
+        }
+        return cpu;
     }
 
     /** Reads every record of the topic to the end offsets it had at the start; returns how many. */

@@ -1139,8 +1139,28 @@ final class MetadataConsumer implements Runnable {
         return d;
     }
 
-    /** The host's part of the diagnostic dump (JSON object fields, no braces). */
-    synchronized String statusJson() {
+    /**
+     * The host's part of the diagnostic dump (JSON object fields, no braces): the fields under this
+     * object's lock are copied under it, the text is written after it is released (the consumer's
+     * level and poll bookkeeping waits on that lock).
+     */
+    String statusJson() {
+        int finalizedLevel;
+        String cleanupPolicy;
+        int[] levels;
+        long[] failedFrom;
+        long[] failedTo;
+        int[] failuresInARow;
+        String[] stopCause;
+        synchronized (this) {
+            finalizedLevel = this.finalizedLevel;
+            cleanupPolicy = this.cleanupPolicy;
+            levels = this.levels.clone();
+            failedFrom = this.failedFrom.clone();
+            failedTo = this.failedTo.clone();
+            failuresInARow = this.failuresInARow.clone();
+            stopCause = this.stopCause.clone();
+        }
         StringBuilder sb = new StringBuilder();
         sb.append("\"finalizedLevel\":").append(finalizedLevel).append(",\"cleanupPolicy\":")
                 .append(cleanupPolicy == null ? "null" : "\"" + cleanupPolicy + "\"").append(",\"levels\":[");

@@ -1031,12 +1031,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
         return bytes == null ? Optional.empty() : Optional.of(segment(bytes));
     }
 
-    private Iterator<RemoteLogSegmentMetadata> segments(byte[][] all) {
-        List<RemoteLogSegmentMetadata> out = new ArrayList<>(all.length);
-        for (byte[] b : all) {
-            out.add(segment(b));
-        }
-        return out.iterator();
+    private Iterator<RemoteLogSegmentMetadata> segments(dev.rlmeta.PackedValues all) {
+        return new SegmentIterator(all, serde);
     }
 
     @Override
@@ -1054,13 +1050,13 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
 
     @Override
     public Iterator<RemoteLogSegmentMetadata> listRemoteLogSegments(TopicIdPartition tp) throws RemoteStorageException {
-        return segments(query(tp, (s, msb, lsb, p) -> s.segments(msb, lsb, p)));
+        return segments(query(tp, (s, msb, lsb, p) -> s.packedSegments(msb, lsb, p)));
     }
 
     @Override
     public Iterator<RemoteLogSegmentMetadata> listRemoteLogSegments(TopicIdPartition tp, int leaderEpoch)
             throws RemoteStorageException {
-        return segments(query(tp, (s, msb, lsb, p) -> s.segmentsForEpoch(msb, lsb, p, leaderEpoch)));
+        return segments(query(tp, (s, msb, lsb, p) -> s.packedSegmentsForEpoch(msb, lsb, p, leaderEpoch)));
     }
 
     /** RemoteLogMetadataManager#nextSegmentWithTxnIndex of Kafka 4.0+ (KIP-1058); 3.x brokers never call it. */
@@ -1315,8 +1311,8 @@ public class RlmetaRemoteLogMetadataManager implements RemoteLogMetadataManager 
             try {
                 java.util.TreeSet<Integer> epochs = new java.util.TreeSet<>();
                 java.util.TreeSet<Long> bounds = new java.util.TreeSet<>();
-                for (byte[] b : s.segments(msb, lsb, p)) {
-                    RemoteLogSegmentMetadata m = segment(b);
+                for (dev.rlmeta.PackedValues listed = s.packedSegments(msb, lsb, p); listed.hasNext(); ) {
+                    RemoteLogSegmentMetadata m = segment(listed.next());
                     epochs.addAll(m.segmentLeaderEpochs().keySet());
                     bounds.addAll(m.segmentLeaderEpochs().values());
                     bounds.add(m.startOffset());

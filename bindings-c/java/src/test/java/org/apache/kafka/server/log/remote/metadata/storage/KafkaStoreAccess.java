@@ -26,6 +26,17 @@ public final class KafkaStoreAccess {
         return list(s.listRemoteLogSegments(tp, epoch));
     }
 
+    /** Kafka's own iterator, as TopicBasedRemoteLogMetadataManager hands it to the broker (benchmarks walk it). */
+    public static Iterator<RemoteLogSegmentMetadata> iterator(RemotePartitionMetadataStore s, TopicIdPartition tp)
+            throws RemoteStorageException {
+        return s.listRemoteLogSegments(tp);
+    }
+
+    public static Iterator<RemoteLogSegmentMetadata> iterator(RemotePartitionMetadataStore s, TopicIdPartition tp,
+            int epoch) throws RemoteStorageException {
+        return s.listRemoteLogSegments(tp, epoch);
+    }
+
     public static Optional<RemoteLogSegmentMetadata> segmentFor(
             RemotePartitionMetadataStore s, TopicIdPartition tp, int epoch, long offset) throws RemoteStorageException {
         return s.remoteLogSegmentMetadata(tp, offset, epoch);
