@@ -1297,7 +1297,7 @@ type NamedOut = (i64, Option<i64>, Option<String>);
 /// fetch by the models that read through it (the core's `partition_scan::FetchWindow`).
 #[pyclass(module = "rlmeta._native", name = "FetchWindow")]
 pub struct FetchWindow_ {
-    window: FetchWindow,
+    pub(crate) window: FetchWindow,
 }
 
 #[pymethods]
