@@ -161,7 +161,9 @@ impl Ledger_ {
     ) -> PyResult<u64> {
         let (l, window) = (&mut self.ledger, &mut window.window);
         let before = window.records();
-        run(py, data.len(), || window.push(data, |r| l.apply(r.offset, r.key, r.value)))?;
+        run(py, data.len(), || {
+            window.push(data, |r| l.apply(r.offset, r.key, r.value))
+        })?;
         Ok(window.records() - before)
     }
 

@@ -212,9 +212,10 @@ class Inspector:
         """:meth:`push` of every record of one fetch that ``window`` reads (:meth:`scan_fetch`)."""
         self._native.push_fetch(window, data)
 
-    def push_fetch_lines(self, window: Any, data: bytes) -> str:
-        """:meth:`push_fetch`, returning the records' listing (``record_line`` each, a newline after each)."""
-        return self._native.push_fetch_lines(window, data)
+    def push_fetch_write(self, window: Any, data: bytes, write: Callable[[str], Any]) -> None:
+        """:meth:`push_fetch`, writing the records' listing (``record_line`` each, a newline after
+        each) to ``write`` a piece (about 1 MiB) at a time as the core decodes them."""
+        self._native.push_fetch_write(window, data, write)
 
     def push_fetch_records(self, window: Any, data: bytes) -> List[Tuple[int, int, Optional[bytes], Optional[bytes]]]:
         """:meth:`push_fetch`, returning the records, ``(offset, timestamp, key, value)``."""

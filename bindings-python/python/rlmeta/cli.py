@@ -349,7 +349,7 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
                     _record_json(r) for r in ins.push_fetch_records(w, d))))
             else:
                 out.write(f"Dumping {part.name} (live, {args.bootstrap_server})\n")
-                part.read_fetched(lambda s, e: _Fetches(s, e, lambda w, d: out.write(ins.push_fetch_lines(w, d))))
+                part.read_fetched(lambda s, e: _Fetches(s, e, lambda w, d: ins.push_fetch_write(w, d, out.write)))
             doc["records"] = records
             report = ins.finish()
         else:
