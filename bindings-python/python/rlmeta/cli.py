@@ -311,7 +311,8 @@ def _unread_note(parts: List[Partition]) -> List[str]:
 # ---------------------------------------------------------------------------------------------- inspect
 def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any]:
     """The listing is written to stdout as it is produced (files are read in chunks by the
-    binding, a topic's records one by one); with --json the document is returned whole."""
+    binding; a topic's fetches decoded by the core, each fetch's listing written a 1 MiB piece at
+    a time); with --json the document is returned whole."""
     out = sys.stdout
     docs = []
 
@@ -554,8 +555,9 @@ def _previews(part: Partition, config: TopicConfig, moments: List[int]) -> List[
     """The core's compaction model (the one `rlmeta inspect` and the page use) at each moment,
     over the partition's files (read in chunks, twice for each moment: one model at a time, since
     each holds the keys it maps; fed from the same reads, two models held 322 MB against 170 MB on
-    a 1 GiB keyed segment, and took longer) or its records (one partition's, held for the
-    moments)."""
+    a 1 GiB keyed segment, and took longer), a topic's partition from its fetched batches (kept by
+    the core, read again for each pass of the same streamed model, one moment at a time), or
+    records handed over (held for the moments)."""
     if part.files:
         return [preview_compaction_paths_at(part.files, config, [at])[0] for at in moments]
     if part.fetch is not None:  # the partition's records kept by the core from the raw fetches
