@@ -768,6 +768,22 @@ impl Inspector_ {
         })?;
         Ok(Inspection_ { inner })
     }
+
+    /// Ends an inspection of a live topic's metadata partition (made with `files` or
+    /// `scan_only`): the summary's compaction what-if from the partition's whole fetched batches
+    /// `log` kept (the core's `FetchedLog`, read again by the streamed model), not from records
+    /// the inspector held (`Inspection::with_compaction`).
+    fn finish_fetched(&mut self, py: Python<'_>, log: PyRef<'_, FetchedLog_>) -> PyResult<Inspection_> {
+        let inspector = self.take(py)?;
+        let log = &log.log;
+        let inner = py.detach(move || {
+            let at = inspector.compaction_moment();
+            let p = log.previews(inspect::summary_compaction_config(), &[at]);
+            let p = p.into_iter().next().unwrap_or_default();
+            inspector.finish().with_compaction(at, &p)
+        });
+        Ok(Inspection_ { inner })
+    }
 }
 
 /// A finished inspection: its summary, its full text and JSON, each rendered by the core when

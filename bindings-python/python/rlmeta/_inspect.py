@@ -182,6 +182,12 @@ class Inspector:
         same files (``paths``, in the order pushed), read again in chunks."""
         return Inspection(self._native.finish_files([os.fspath(p) for p in paths]))
 
+    def finish_fetched(self, log: Any) -> Inspection:
+        """:meth:`finish` of an inspector made with ``files`` or ``scan_only`` and fed a live
+        topic's partition: the compaction what-if from the partition's whole fetched batches
+        ``log`` kept (``_native.FetchedLog``), read again by the core's streamed model."""
+        return Inspection(self._native.finish_fetched(log))
+
     def scan_file(self, data: bytes, each_null_key: bool = False, limit: Optional[int] = None) -> ScanResult:
         """Every record of a file image (native, GIL released): the ``(offset, timestamp)`` of each
         null-key record (only if ``each_null_key``; :meth:`null_keys` tells where they lie),

@@ -198,6 +198,21 @@ class _Fetches:
         return self.window.bytes()
 
 
+class _Kept(_Fetches):
+    """:class:`_Fetches` that also keeps the partition's whole fetched batches (``log``, a
+    ``_native.FetchedLog``) for the summary's compaction what-if, which the core's streamed model
+    reads again from them at the end (``Inspector.finish_fetched``): the inspector holds no
+    record for it."""
+
+    def __init__(self, start: int, end: int, each: Callable[[Any, bytes], Any]) -> None:
+        super().__init__(start, end, each)
+        self.log = _native.FetchedLog(start, end)
+
+    def push(self, data: bytes) -> None:
+        super().push(data)
+        self.log.push(data)
+
+
 def partitions_from_cluster(args: argparse.Namespace) -> Parts:
     """The metadata topic's partitions, each read when a command reads it, in order, with one
     consumer: memory holds what a command keeps of a partition, never the topic. The operator
@@ -323,8 +338,9 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
         if args.summary:
             report = _summary(part)
             doc["readToEnd"] = part.read_to_end
-            doc["summary"] = report.summary_data
-            if not args.json:
+            if args.json:
+                doc["summary"] = report.summary_data
+            else:  # (the summary's data, every lost segment's id, is the JSON document's alone)
                 piece(f"{part.name}:\n{report.summary_text}")
             docs.append(doc)
             continue
@@ -343,16 +359,16 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
         elif part.fetch is not None:
             # the raw batches of each fetch decoded by the core: a line per record as read (text),
             # or the records themselves when --json lists them
-            ins = Inspector()
+            ins = Inspector(files=True)  # the lifecycles; the what-if from the batches kept
             records = []
             if args.json:
-                part.read_fetched(lambda s, e: _Fetches(s, e, lambda w, d: records.extend(
+                kept = part.read_fetched(lambda s, e: _Kept(s, e, lambda w, d: records.extend(
                     _record_json(r) for r in ins.push_fetch_records(w, d))))
             else:
                 out.write(f"Dumping {part.name} (live, {args.bootstrap_server})\n")
-                part.read_fetched(lambda s, e: _Fetches(s, e, lambda w, d: ins.push_fetch_write(w, d, out.write)))
+                kept = part.read_fetched(lambda s, e: _Kept(s, e, lambda w, d: ins.push_fetch_write(w, d, out.write)))
             doc["records"] = records
-            report = ins.finish()
+            report = ins.finish_fetched(kept.log)
         else:
             ins = Inspector()
             if not args.json:
@@ -385,17 +401,20 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
 def _summary(part: Partition) -> Any:
     """``inspect --summary`` of one partition: no listing and no lifecycles, so memory holds the
     live segments and the keys the cleaner maps, never a record (files are read in chunks, three
-    times: the replay, then the compaction model's two passes); a topic's records are held for the
-    what-if (a consumer's read is not read again)."""
+    times: the replay, then the compaction model's two passes); a topic's partition keeps its
+    fetched batches (its size in the log) for the model's two passes (a consumer's read is not
+    read again)."""
     if part.files:
         ins = Inspector(scan_only=True)
         for f in part.files:
             ins.push_path(f)
         return ins.finish_files(part.files)
+    if part.fetch is not None:
+        # the raw batches of each fetch, decoded and replayed by the core (no lifecycles), kept
+        # for the what-if the streamed model reads again from them
+        ins = Inspector(scan_only=True)
+        return ins.finish_fetched(part.read_fetched(lambda s, e: _Kept(s, e, ins.push_fetch)).log)
     ins = Inspector()
-    if part.fetch is not None:  # the raw batches of each fetch, decoded and replayed by the core
-        part.read_fetched(lambda s, e: _Fetches(s, e, ins.push_fetch))
-        return ins.finish()
     for chunk in _chunks(part.iter_records()):
         ins.push_many(chunk)
     return ins.finish()
