@@ -773,7 +773,11 @@ impl Inspector_ {
     /// `scan_only`): the summary's compaction what-if from the partition's whole fetched batches
     /// `log` kept (the core's `FetchedLog`, read again by the streamed model), not from records
     /// the inspector held (`Inspection::with_compaction`).
-    fn finish_fetched(&mut self, py: Python<'_>, log: PyRef<'_, FetchedLog_>) -> PyResult<Inspection_> {
+    fn finish_fetched(
+        &mut self,
+        py: Python<'_>,
+        log: PyRef<'_, FetchedLog_>,
+    ) -> PyResult<Inspection_> {
         let inspector = self.take(py)?;
         let log = &log.log;
         let inner = py.detach(move || {
