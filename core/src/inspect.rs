@@ -1346,9 +1346,8 @@ impl<'a> PreviewRecord<'a> {
 /// sized as a consumer sees it ([`PreviewRecord::consumed`]). Memory: the partition's record
 /// batches (its size in the log, about 60 bytes a record on a stock topic) and one moment's model
 /// at a time (the stores of the live segments before and after, the keys the cleaner maps);
-/// never a decoded record, a copied value or the topic. Holding the decoded records and copying
-/// them into [`preview_compaction`]'s log took about 6 KB a record at 200,000 records a partition
-/// (the 10 M-record topic); see docs/BENCHMARKS.md.
+/// never a decoded record, a copied value or the topic (before, each record was held decoded and
+/// copied again into [`preview_compaction`]'s log for each moment; docs/BENCHMARKS.md).
 #[derive(Clone, Debug)]
 pub struct FetchedLog {
     window: FetchWindow,
