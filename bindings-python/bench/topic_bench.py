@@ -10,7 +10,10 @@ metadata partitions of a real Kafka 4.4.0 broker started here (tests/kafka_broke
 its own process, timed from its start to its exit (wall time) with its peak RSS (VmHWM, as
 tests/peak_rss.py reads it); the two reads' outputs are compared (equal, or the first differing
 line is printed). Runs alternate between the two reads, TOOLS_TOPIC_RUNS times each (default 2);
-TOOLS_TOPIC_COMMANDS picks the commands (default "scan;inspect --summary").
+TOOLS_TOPIC_COMMANDS picks the commands (default "scan;inspect --summary"). TOOLS_TOPIC_READS picks the
+reads (default "per-record;raw"); TOOLS_TOPIC_BASELINE=DIR adds a "baseline" read: the raw read of
+another build of the package (DIR holds its ``rlmeta`` directory, e.g. an older wheel unzipped), put
+first on ``sys.path``, so that a change is measured against the code before it on the same topic.
 """
 
 import os
@@ -31,8 +34,9 @@ RECORDS = int(os.environ.get("TOOLS_TOPIC_RECORDS", "1000000"))
 RUNS = int(os.environ.get("TOOLS_TOPIC_RUNS", "2"))
 #: The commands timed, separated by ";" (the listing of ``inspect`` and ``simulate`` can be added).
 COMMANDS = [c.split() for c in os.environ.get("TOOLS_TOPIC_COMMANDS", "scan;inspect --summary").split(";") if c.strip()]
+BASELINE = os.environ.get("TOOLS_TOPIC_BASELINE")
+READS = [r for r in os.environ.get("TOOLS_TOPIC_READS", "per-record;raw").split(";") if r] + (["baseline"] if BASELINE else [])
 
-PRELUDE = PEAK_PRELUDE + "from rlmeta import cli\n"
 #: The per-record read: every partition of the cluster without its raw read.
 PER_RECORD = (
     "_load = cli.partitions_from_cluster\n"
@@ -46,7 +50,9 @@ PER_RECORD = (
 
 
 def run(read: str, argv):
-    code = PRELUDE + (PER_RECORD if read == "per-record" else "") + "sys.exit(cli.main(sys.argv[1:]))\n"
+    first = f"sys.path.insert(0, {BASELINE!r})\n" if read == "baseline" else ""
+    code = (PEAK_PRELUDE + first + "from rlmeta import cli\n" + (PER_RECORD if read == "per-record" else "")
+            + "sys.exit(cli.main(sys.argv[1:]))\n")
     t0 = time.monotonic()
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=3600)
     wall = time.monotonic() - t0
@@ -68,17 +74,19 @@ def main() -> None:
             argv = [*command, "--bootstrap-server", b.bootstrap, "--no-progress", "--timeout-ms", "60000"]
             outs = {}
             for i in range(RUNS):
-                for read in ("per-record", "raw"):
+                for read in READS:
                     wall, rss, out = run(read, argv)
                     outs.setdefault(read, out)
                     print(f"[tools-topic] rlmeta {' '.join(command)} --bootstrap-server, {read} read, run {i + 1}: "
                           f"{wall:.2f} s wall, peak RSS {rss:.0f} MB, load average {os.getloadavg()[0]:.2f}", flush=True)
-            a, c = outs["per-record"].splitlines(), outs["raw"].splitlines()
-            diff = next((f"line {n}: {x!r} vs {y!r}" for n, (x, y) in enumerate(zip(a, c)) if x != y), None)
-            same = a == c
-            print(f"[tools-topic] rlmeta {' '.join(command)}: the two reads' outputs are "
-                  f"{'equal' if same else 'NOT equal: ' + (diff or f'{len(a)} lines vs {len(c)}')} "
-                  f"({len(outs['raw']):,} bytes)", flush=True)
+            first = READS[0]
+            for other in READS[1:]:
+                a, c = outs[first].splitlines(), outs[other].splitlines()
+                diff = next((f"line {n}: {x!r} vs {y!r}" for n, (x, y) in enumerate(zip(a, c)) if x != y), None)
+                same = a == c
+                print(f"[tools-topic] rlmeta {' '.join(command)}: the {first} and {other} reads' outputs are "
+                      f"{'equal' if same else 'NOT equal: ' + (diff or f'{len(a)} lines vs {len(c)}')} "
+                      f"({len(outs[other]):,} bytes)", flush=True)
     finally:
         b.cleanup()
 

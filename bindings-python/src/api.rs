@@ -633,28 +633,41 @@ impl Inspector_ {
         })
     }
 
-    /// [`Inspector_::push_fetch`], returning the records' listing: a `record_line` each, every
-    /// line ended by a newline.
-    fn push_fetch_lines(
+    /// [`Inspector_::push_fetch`], writing the records' listing (a `record_line` each, every line
+    /// ended by a newline) to `write` in pieces of about [`LISTING_PIECE`] bytes as they are
+    /// decoded: a fetch of 16 MiB of stock batches lists about 95 MB, which a string returned
+    /// whole held twice (here and in Python) at once. The GIL is held (`write` is Python's).
+    fn push_fetch_write(
         &mut self,
         py: Python<'_>,
         window: &mut FetchWindow_,
         data: &[u8],
-    ) -> PyResult<String> {
+        write: Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let (inspector, window) = (self.get(py)?, &mut window.window);
         let mut out = String::new();
-        run(py, data.len(), || {
-            inspector.push_fetched(window, data, |r| {
-                out.push_str(&rlmeta::format::record_line(
-                    r.offset,
-                    r.timestamp,
-                    r.key,
-                    r.value,
-                ));
-                out.push('\n');
-            })
-        })?;
-        Ok(out)
+        let mut failed: Option<PyErr> = None;
+        let mut flush = |out: &mut String| {
+            if failed.is_none() && !out.is_empty() {
+                failed = write.call1((out.as_str(),)).err();
+            }
+            out.clear();
+        };
+        let read = inspector.push_fetched(window, data, |r| {
+            out.push_str(&rlmeta::format::record_line(
+                r.offset,
+                r.timestamp,
+                r.key,
+                r.value,
+            ));
+            out.push('\n');
+            if out.len() >= LISTING_PIECE {
+                flush(&mut out);
+            }
+        });
+        flush(&mut out);
+        read.map_err(|e| crate::to_py_err(py, &e))?;
+        failed.map_or(Ok(()), Err)
     }
 
     /// [`Inspector_::push_fetch`], returning the records, `(offset, timestamp, key, value)`.
@@ -753,6 +766,26 @@ impl Inspector_ {
             let p = p.into_iter().next().unwrap_or_default();
             Ok::<_, std::io::Error>(inspector.finish().with_compaction(at, &p))
         })?;
+        Ok(Inspection_ { inner })
+    }
+
+    /// Ends an inspection of a live topic's metadata partition (made with `files` or
+    /// `scan_only`): the summary's compaction what-if from the partition's whole fetched batches
+    /// `log` kept (the core's `FetchedLog`, read again by the streamed model), not from records
+    /// the inspector held (`Inspection::with_compaction`).
+    fn finish_fetched(
+        &mut self,
+        py: Python<'_>,
+        log: PyRef<'_, FetchedLog_>,
+    ) -> PyResult<Inspection_> {
+        let inspector = self.take(py)?;
+        let log = &log.log;
+        let inner = py.detach(move || {
+            let at = inspector.compaction_moment();
+            let p = log.previews(inspect::summary_compaction_config(), &[at]);
+            let p = p.into_iter().next().unwrap_or_default();
+            inspector.finish().with_compaction(at, &p)
+        });
         Ok(Inspection_ { inner })
     }
 }
@@ -1293,11 +1326,14 @@ pub fn verify_keyed(py: Python<'_>, records: Vec<Rec>) -> VerdictOut {
 /// undecodable one a reason.
 type NamedOut = (i64, Option<i64>, Option<String>);
 
+/// Bytes of listing [`Inspector_::push_fetch_write`] hands to Python at a time.
+const LISTING_PIECE: usize = 1 << 20;
+
 /// Which records of a live topic's metadata partition a read yields, fed the raw bytes of each
 /// fetch by the models that read through it (the core's `partition_scan::FetchWindow`).
 #[pyclass(module = "rlmeta._native", name = "FetchWindow")]
 pub struct FetchWindow_ {
-    window: FetchWindow,
+    pub(crate) window: FetchWindow,
 }
 
 #[pymethods]

@@ -151,6 +151,22 @@ impl Ledger_ {
         });
     }
 
+    /// Replays the records of one fetch's raw bytes that `window` reads (the core's
+    /// `FetchWindow`, as the operator tools' models read a live topic); returns how many.
+    fn apply_fetch(
+        &mut self,
+        py: Python<'_>,
+        window: &mut crate::api::FetchWindow_,
+        data: &[u8],
+    ) -> PyResult<u64> {
+        let (l, window) = (&mut self.ledger, &mut window.window);
+        let before = window.records();
+        run(py, data.len(), || {
+            window.push(data, |r| l.apply(r.offset, r.key, r.value))
+        })?;
+        Ok(window.records() - before)
+    }
+
     /// [`Ledger_::apply_file`] of the file at `path`, read in chunks with the GIL released;
     /// an OSError if it does not read.
     fn apply_path(&mut self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<usize> {

@@ -17,6 +17,7 @@ Skipped (with the reason) only when Java or Maven is missing.
 """
 
 import json
+import re
 import shutil
 import sys
 import time
@@ -188,3 +189,40 @@ def test_the_late_records_exist_and_the_counts_are_exact(broker, topic, capsys):
     assert p0["byKind"]["tombstones"] == sum(1 for _, _, k, v in recs if k is not None and v is None)
     assert p0["byKind"]["undecodable"] >= 1 and p0["byKind"]["levelRecords"] == 2
     assert [t["offset"] for t in p0["tombstones"]] == [o for o, _, k, v in recs if k is not None and v is None]
+
+
+@pytest.mark.parametrize("fetch_bytes", [16 << 20, 2500, 700])
+def test_reconcile_reads_the_topic_raw_as_the_per_record_path_did(broker, topic, fetch_bytes, monkeypatch, capsys,
+                                                                 tmp_path):
+    """``rlmeta reconcile --bootstrap-server`` replays raw fetched batches into the core's ledger
+    (``Ledger.apply_fetch``): its report (text and --json, against an empty store, so that every
+    segment the metadata names is judged) equals the one of the per-record read it replaced
+    (kafka-python's consumer, each partition's ``fetch`` cleared), fetches cut or not."""
+    monkeypatch.setattr(_kafka, "FETCH_BYTES", fetch_bytes)
+    store = tmp_path / "store"
+    store.mkdir()
+    reads = []
+    raw_read, record_read = _kafka.Reader.each_partition_raw, _kafka.Reader.each_partition
+    monkeypatch.setattr(_kafka.Reader, "each_partition_raw", lambda r, *a: (reads.append("raw"), raw_read(r, *a))[1])
+    monkeypatch.setattr(_kafka.Reader, "each_partition", lambda r, *a: (reads.append("records"), record_read(r, *a))[1])
+    load = cli.partitions_from_cluster
+
+    def per_record(args):
+        parts = load(args)
+        for p in parts:
+            p.fetch = None
+        return parts
+    outs = {}
+    for read in ("raw", "records"):
+        monkeypatch.setattr(cli, "partitions_from_cluster", load if read == "raw" else per_record)
+        for fmt in ([], ["--json"]):
+            capsys.readouterr()
+            rc = cli.main(["reconcile", "--bootstrap-server", broker.bootstrap, "--no-progress", "--store", f"file://{store}",
+                           "--now-ms", str(NOW_MS), *fmt])
+            outs[read, bool(fmt)] = (rc, capsys.readouterr().out)
+        assert reads[-1] == read and reads.count(read) == 2, reads
+    assert outs["raw", False] == outs["records", False] and outs["raw", True] == outs["records", True]
+    assert outs["raw", True][0] == 0, outs["raw", True][1][-2000:]
+    doc = json.loads(outs["raw", True][1])
+    m = re.search(r"\((\d+) records\)", doc["metadata"])
+    assert m and int(m.group(1)) >= len(topic) + len(topic) // 3, doc["metadata"]

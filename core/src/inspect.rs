@@ -1340,13 +1340,22 @@ impl<'a> PreviewRecord<'a> {
 }
 
 /// One metadata partition of a live topic kept from its fetches for the compaction what-if at
-/// several moments ([`preview_compaction`] reads the records once per moment): the records
-/// `window` reads ([`FetchWindow::push`]), each a key and a value, sized as a consumer sees them
-/// ([`PreviewRecord::consumed`]). Memory: the partition's records, never the topic's.
+/// several moments: the whole record batches of each fetch, as fetched (a compressed batch stays
+/// compressed), read again through a fresh [`FetchWindow`] for every pass of a [`PreviewStream`]
+/// ([`FetchedLog::previews`]), so that the records read are those the first read yielded, each
+/// sized as a consumer sees it ([`PreviewRecord::consumed`]). Memory: the partition's record
+/// batches (its size in the log, about 60 bytes a record on a stock topic) and one moment's model
+/// at a time (the stores of the live segments before and after, the keys the cleaner maps);
+/// never a decoded record, a copied value or the topic (before, each record was held decoded and
+/// copied again into [`preview_compaction`]'s log for each moment; docs/BENCHMARKS.md).
 #[derive(Clone, Debug)]
 pub struct FetchedLog {
     window: FetchWindow,
-    records: Vec<crate::compaction::LogRecord>,
+    /// Where the window began and ends (a replay's fresh window).
+    start: i64,
+    end: i64,
+    /// The whole batches of each fetch that held any, in fetch order.
+    chunks: Vec<Vec<u8>>,
 }
 
 impl FetchedLog {
@@ -1354,7 +1363,9 @@ impl FetchedLog {
     pub fn new(start: i64, end: i64) -> FetchedLog {
         FetchedLog {
             window: FetchWindow::new(start, end),
-            records: Vec::new(),
+            start,
+            end,
+            chunks: Vec::new(),
         }
     }
 
@@ -1363,36 +1374,54 @@ impl FetchedLog {
         &self.window
     }
 
-    /// The next fetched bytes ([`FetchWindow::push`]); the records of the window are kept.
+    /// The next fetched bytes ([`FetchWindow::push`]); their whole batches are kept.
     pub fn push(&mut self, bytes: &[u8]) -> crate::Result<u64> {
-        let records = &mut self.records;
-        self.window.push(bytes, |r| {
-            records.push(crate::compaction::LogRecord {
-                offset: r.offset,
-                timestamp_ms: r.timestamp,
-                key: r.key.map(<[u8]>::to_vec),
-                value: r.value.map(<[u8]>::to_vec),
-            });
-        })
+        let (seen, whole) = self.window.push_whole(bytes, |_| {})?;
+        if let Some(kept) = bytes.get(..whole).filter(|b| !b.is_empty()) {
+            self.chunks.push(kept.to_vec());
+        }
+        Ok(seen)
     }
 
-    /// [`preview_compaction`] of the records kept, at each of `moments`.
+    /// Bytes of record batches kept.
+    pub fn kept_bytes(&self) -> usize {
+        self.chunks.iter().map(Vec::len).sum()
+    }
+
+    /// Hands `each` the records the window read, in the same order, read again from the kept
+    /// batches (they read the first time, so they read again).
+    fn replay(&self, mut each: impl FnMut(&crate::batch::Record<'_>)) {
+        let mut window = FetchWindow::new(self.start, self.end);
+        for c in &self.chunks {
+            if window.push(c, &mut each).is_err() {
+                break;
+            }
+        }
+    }
+
+    /// The compaction what-if of the records kept at each of `moments`: [`preview_compaction`]'s
+    /// answer but for [`CompactionPreview::kept`], which is left empty ([`PreviewStream`], fed
+    /// the kept batches pass after pass, one moment at a time).
     pub fn previews(&self, config: TopicConfig, moments: &[i64]) -> Vec<CompactionPreview> {
-        let views: Vec<PreviewRecord<'_>> = self
-            .records
-            .iter()
-            .map(|r| {
-                PreviewRecord::consumed(
-                    r.offset,
-                    r.timestamp_ms,
-                    r.key.as_deref(),
-                    r.value.as_deref(),
-                )
-            })
-            .collect();
         moments
             .iter()
-            .map(|&at| preview_compaction(&views, config, at))
+            .map(|&at| {
+                let mut stream = PreviewStream::new(config, at);
+                loop {
+                    self.replay(|r| {
+                        stream.push(&PreviewRecord::consumed(
+                            r.offset,
+                            r.timestamp,
+                            r.key,
+                            r.value,
+                        ))
+                    });
+                    if !stream.end_pass() {
+                        break;
+                    }
+                }
+                stream.finish()
+            })
             .collect()
     }
 }

@@ -104,7 +104,17 @@ impl FetchWindow {
     /// many records (whatever their offset) the whole batches held. A batch that does not read
     /// (bad CRC, a magic other than 2, records that do not decode) is a typed error, as it is for
     /// Kafka's consumer; so are bytes holding no whole batch at all.
-    pub fn push(&mut self, bytes: &[u8], mut each: impl FnMut(&Record<'_>)) -> Result<u64> {
+    pub fn push(&mut self, bytes: &[u8], each: impl FnMut(&Record<'_>)) -> Result<u64> {
+        self.push_whole(bytes, each).map(|(seen, _)| seen)
+    }
+
+    /// [`FetchWindow::push`], also returning how many leading bytes its whole batches took (the
+    /// rest, a cut batch, is fetched again): what a host keeps to read the same records again.
+    pub fn push_whole(
+        &mut self,
+        bytes: &[u8],
+        mut each: impl FnMut(&Record<'_>),
+    ) -> Result<(u64, usize)> {
         let mut pos = 0;
         let mut seen = 0u64;
         while pos < bytes.len() {
@@ -143,7 +153,7 @@ impl FetchWindow {
                 ),
             ));
         }
-        Ok(seen)
+        Ok((seen, pos))
     }
 }
 
@@ -439,12 +449,31 @@ mod tests {
             .map(|&(o, t, k, v)| PreviewRecord::consumed(o, t, k, v))
             .collect();
         let config = crate::inspect::summary_compaction_config();
+        // preview_compaction's answer, but for `kept` (one flag a record: not held)
+        let whole = |at| crate::inspect::CompactionPreview {
+            kept: Vec::new(),
+            ..preview_compaction(&views, config, at)
+        };
         assert_eq!(
             log.previews(config, &[1003, 9_000_000_000]),
-            vec![
-                preview_compaction(&views, config, 1003),
-                preview_compaction(&views, config, 9_000_000_000)
-            ]
+            vec![whole(1003), whole(9_000_000_000)]
+        );
+        // the whole batches of both fetches are kept, the cut one once
+        assert_eq!(log.kept_bytes(), bytes.len());
+        // fetches cut inside batches and fetched again from the next offset: the same records,
+        // read again from the whole batches kept (the second batch twice), the same answers
+        let mut cut = FetchedLog::new(1, 6);
+        cut.push(&bytes[..second + 9]).unwrap();
+        cut.push(&bytes[second..bytes.len() - 3]).unwrap();
+        cut.push(&bytes[third..]).unwrap();
+        assert!(cut.window().done());
+        assert_eq!(
+            cut.kept_bytes(),
+            second + (third - second) + (bytes.len() - third)
+        );
+        assert_eq!(
+            cut.previews(config, &[1003, 9_000_000_000]),
+            log.previews(config, &[1003, 9_000_000_000])
         );
     }
 

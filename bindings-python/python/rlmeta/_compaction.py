@@ -142,8 +142,9 @@ def preview_compaction(
 
 def preview_compaction_fetched(log: Any, config: TopicConfig, moments: Sequence[int]) -> List[CompactionPreview]:
     """:func:`preview_compaction` at each of ``moments`` of one metadata partition kept by the
-    core from a live topic's raw fetches (``_native.FetchedLog``): the records a consumer reads
-    up to the end offset, each sized as its key and value bytes."""
+    core from a live topic's raw fetches (``_native.FetchedLog``: their whole record batches,
+    read again for each pass of the core's streamed model): the records a consumer reads up to
+    the end offset, each sized as its key and value bytes."""
     return [_preview(t) for t in log.previews(_config_args(config), list(moments))]
 
 

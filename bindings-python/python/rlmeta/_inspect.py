@@ -182,6 +182,12 @@ class Inspector:
         same files (``paths``, in the order pushed), read again in chunks."""
         return Inspection(self._native.finish_files([os.fspath(p) for p in paths]))
 
+    def finish_fetched(self, log: Any) -> Inspection:
+        """:meth:`finish` of an inspector made with ``files`` or ``scan_only`` and fed a live
+        topic's partition: the compaction what-if from the partition's whole fetched batches
+        ``log`` kept (``_native.FetchedLog``), read again by the core's streamed model."""
+        return Inspection(self._native.finish_fetched(log))
+
     def scan_file(self, data: bytes, each_null_key: bool = False, limit: Optional[int] = None) -> ScanResult:
         """Every record of a file image (native, GIL released): the ``(offset, timestamp)`` of each
         null-key record (only if ``each_null_key``; :meth:`null_keys` tells where they lie),
@@ -212,9 +218,10 @@ class Inspector:
         """:meth:`push` of every record of one fetch that ``window`` reads (:meth:`scan_fetch`)."""
         self._native.push_fetch(window, data)
 
-    def push_fetch_lines(self, window: Any, data: bytes) -> str:
-        """:meth:`push_fetch`, returning the records' listing (``record_line`` each, a newline after each)."""
-        return self._native.push_fetch_lines(window, data)
+    def push_fetch_write(self, window: Any, data: bytes, write: Callable[[str], Any]) -> None:
+        """:meth:`push_fetch`, writing the records' listing (``record_line`` each, a newline after
+        each) to ``write`` a piece (about 1 MiB) at a time as the core decodes them."""
+        self._native.push_fetch_write(window, data, write)
 
     def push_fetch_records(self, window: Any, data: bytes) -> List[Tuple[int, int, Optional[bytes], Optional[bytes]]]:
         """:meth:`push_fetch`, returning the records, ``(offset, timestamp, key, value)``."""

@@ -105,7 +105,9 @@ class Partition:
     """One metadata partition's records, from files or from the cluster. A partition of the cluster
     is read once, one partition after the other (``bytes``, its records' key and value bytes, and
     ``read_to_end`` are known after): the operator tools hand the raw record batches of its fetches
-    to a core model (:meth:`read_fetched`); reconcile iterates its records (``stream``)."""
+    to a core model (:meth:`read_fetched`), reconcile's ledger too; ``stream`` iterates its
+    records through kafka-python's consumer instead (the per-record read the raw read replaced,
+    kept as the reference ``make bench-tools-topic`` and the broker tests compare with)."""
 
     name: str
     files: List[Path] = field(default_factory=list)
@@ -196,11 +198,26 @@ class _Fetches:
         return self.window.bytes()
 
 
+class _Kept(_Fetches):
+    """:class:`_Fetches` that also keeps the partition's whole fetched batches (``log``, a
+    ``_native.FetchedLog``) for the summary's compaction what-if, which the core's streamed model
+    reads again from them at the end (``Inspector.finish_fetched``): the inspector holds no
+    record for it."""
+
+    def __init__(self, start: int, end: int, each: Callable[[Any, bytes], Any]) -> None:
+        super().__init__(start, end, each)
+        self.log = _native.FetchedLog(start, end)
+
+    def push(self, data: bytes) -> None:
+        super().push(data)
+        self.log.push(data)
+
+
 def partitions_from_cluster(args: argparse.Namespace) -> Parts:
     """The metadata topic's partitions, each read when a command reads it, in order, with one
     consumer: memory holds what a command keeps of a partition, never the topic. The operator
-    tools read raw record batches (``Reader.each_partition_raw``) decoded by the core;
-    reconcile iterates records (``Reader.each_partition``)."""
+    tools and reconcile read raw record batches (``Reader.each_partition_raw``) decoded by the
+    core; a partition whose ``fetch`` is cleared iterates records (``Reader.each_partition``)."""
     from ._kafka import Cluster  # imported when a cluster is read (a file scan never is)
 
     cluster = Cluster(args.bootstrap_server, args.command_config, args.timeout_ms)
@@ -309,7 +326,8 @@ def _unread_note(parts: List[Partition]) -> List[str]:
 # ---------------------------------------------------------------------------------------------- inspect
 def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any]:
     """The listing is written to stdout as it is produced (files are read in chunks by the
-    binding, a topic's records one by one); with --json the document is returned whole."""
+    binding; a topic's fetches decoded by the core, each fetch's listing written a 1 MiB piece at
+    a time); with --json the document is returned whole."""
     out = sys.stdout
     docs = []
 
@@ -320,8 +338,9 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
         if args.summary:
             report = _summary(part)
             doc["readToEnd"] = part.read_to_end
-            doc["summary"] = report.summary_data
-            if not args.json:
+            if args.json:
+                doc["summary"] = report.summary_data
+            else:  # (the summary's data, every lost segment's id, is the JSON document's alone)
                 piece(f"{part.name}:\n{report.summary_text}")
             docs.append(doc)
             continue
@@ -340,16 +359,16 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
         elif part.fetch is not None:
             # the raw batches of each fetch decoded by the core: a line per record as read (text),
             # or the records themselves when --json lists them
-            ins = Inspector()
+            ins = Inspector(files=True)  # the lifecycles; the what-if from the batches kept
             records = []
             if args.json:
-                part.read_fetched(lambda s, e: _Fetches(s, e, lambda w, d: records.extend(
+                kept = part.read_fetched(lambda s, e: _Kept(s, e, lambda w, d: records.extend(
                     _record_json(r) for r in ins.push_fetch_records(w, d))))
             else:
                 out.write(f"Dumping {part.name} (live, {args.bootstrap_server})\n")
-                part.read_fetched(lambda s, e: _Fetches(s, e, lambda w, d: out.write(ins.push_fetch_lines(w, d))))
+                kept = part.read_fetched(lambda s, e: _Kept(s, e, lambda w, d: ins.push_fetch_write(w, d, out.write)))
             doc["records"] = records
-            report = ins.finish()
+            report = ins.finish_fetched(kept.log)
         else:
             ins = Inspector()
             if not args.json:
@@ -382,17 +401,20 @@ def cmd_inspect(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, 
 def _summary(part: Partition) -> Any:
     """``inspect --summary`` of one partition: no listing and no lifecycles, so memory holds the
     live segments and the keys the cleaner maps, never a record (files are read in chunks, three
-    times: the replay, then the compaction model's two passes); a topic's records are held for the
-    what-if (a consumer's read is not read again)."""
+    times: the replay, then the compaction model's two passes); a topic's partition keeps its
+    fetched batches (its size in the log) for the model's two passes (a consumer's read is not
+    read again)."""
     if part.files:
         ins = Inspector(scan_only=True)
         for f in part.files:
             ins.push_path(f)
         return ins.finish_files(part.files)
+    if part.fetch is not None:
+        # the raw batches of each fetch, decoded and replayed by the core (no lifecycles), kept
+        # for the what-if the streamed model reads again from them
+        ins = Inspector(scan_only=True)
+        return ins.finish_fetched(part.read_fetched(lambda s, e: _Kept(s, e, ins.push_fetch)).log)
     ins = Inspector()
-    if part.fetch is not None:  # the raw batches of each fetch, decoded and replayed by the core
-        part.read_fetched(lambda s, e: _Fetches(s, e, ins.push_fetch))
-        return ins.finish()
     for chunk in _chunks(part.iter_records()):
         ins.push_many(chunk)
     return ins.finish()
@@ -552,8 +574,9 @@ def _previews(part: Partition, config: TopicConfig, moments: List[int]) -> List[
     """The core's compaction model (the one `rlmeta inspect` and the page use) at each moment,
     over the partition's files (read in chunks, twice for each moment: one model at a time, since
     each holds the keys it maps; fed from the same reads, two models held 322 MB against 170 MB on
-    a 1 GiB keyed segment, and took longer) or its records (one partition's, held for the
-    moments)."""
+    a 1 GiB keyed segment, and took longer), a topic's partition from its fetched batches (kept by
+    the core, read again for each pass of the same streamed model, one moment at a time), or
+    records handed over (held for the moments)."""
     if part.files:
         return [preview_compaction_paths_at(part.files, config, [at])[0] for at in moments]
     if part.fetch is not None:  # the partition's records kept by the core from the raw fetches
@@ -587,6 +610,15 @@ def _live_topic_config(args: argparse.Namespace) -> TopicConfig:
 
 
 def cmd_simulate(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str, Any]:
+    """The text is written to stdout a partition at a time, as each is simulated (a stock topic's
+    line of live segments a replay would lose names every one of them: 173 MB of text at 10 M
+    records, held whole before, with a Python list of them for the JSON document besides); the
+    JSON document (--json) is built whole and returned."""
+    out = sys.stdout
+
+    def emit(line: str) -> None:
+        if not args.json:
+            out.write(line + "\n")
     if args.topic_configs:
         if not args.bootstrap_server:
             raise ValueError("--topic-configs reads the live topic's configs: give --bootstrap-server")
@@ -594,9 +626,9 @@ def cmd_simulate(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str,
     else:
         config = TopicConfig(args.cleanup_policy, args.retention_ms, args.min_compaction_lag_ms,
                              args.delete_retention_ms, args.segment_ms, args.segment_records)
-    lines = [f"compaction model: cleanup.policy={config.cleanup_policy} retention.ms={_ms(config.retention_ms)} "
-             f"min.compaction.lag.ms={_ms(config.min_compaction_lag_ms)} delete.retention.ms={_ms(config.delete_retention_ms)} "
-             f"segment.ms={_ms(config.segment_ms)}"]
+    emit(f"compaction model: cleanup.policy={config.cleanup_policy} retention.ms={_ms(config.retention_ms)} "
+         f"min.compaction.lag.ms={_ms(config.min_compaction_lag_ms)} delete.retention.ms={_ms(config.delete_retention_ms)} "
+         f"segment.ms={_ms(config.segment_ms)}")
     docs = []
     for part in parts:
         if args.now_ms is not None:
@@ -612,30 +644,31 @@ def cmd_simulate(args: argparse.Namespace, parts: List[Partition]) -> Tuple[str,
         for (label, at), p in zip(moments, previews):
             if not doc["moments"]:
                 doc["records"], doc["bytes"] = p.records_before, p.bytes_before
-                lines.append(f"{part.name}: {_n(p.records_before)} records, {_bytes(p.bytes_before)}, "
-                             f"{_n(p.live_before)} live segments")
+                emit(f"{part.name}: {_n(p.records_before)} records, {_bytes(p.bytes_before)}, "
+                     f"{_n(p.live_before)} live segments")
+            lost = sorted(p.lost)
             doc["moments"].append({"atMs": at, "records": p.records_before, "kept": p.records_after, "keptBytes": p.bytes_after,
                                    "nullKeysDropped": p.null_keys_dropped, "liveSegments": p.live_before,
-                                   "lostLiveSegments": sorted(p.lost)})
-            lost = sorted(p.lost)
-            lines.append(f"  {label}: compaction keeps {_n(p.records_after)} of {_n(p.records_before)} records "
-                         f"({_bytes(p.bytes_after)}); live segments a replay would lose: {_n(len(lost))}"
-                         f"{(' ' + ', '.join(lost)) if lost else ''}")
+                                   "lostLiveSegments": lost if args.json else len(lost)})
+            emit(f"  {label}: compaction keeps {_n(p.records_after)} of {_n(p.records_before)} records "
+                 f"({_bytes(p.bytes_after)}); live segments a replay would lose: {_n(len(lost))}"
+                 f"{(' ' + ', '.join(lost)) if lost else ''}")
+            del lost
         docs.append(doc)
     proj = None
     if args.upload_rate is not None:
         points = project_growth(parse_size(args.upload_rate), parse_size(args.segment_bytes), args.tiered_retention_ms,
                                 args.user_partitions, args.months * 30, 30)
-        lines.append(f"projection: {args.upload_rate}/day uploaded in {args.segment_bytes} segments over {args.user_partitions} "
-                     f"user partitions, tiered retention {_ms(args.tiered_retention_ms)} (planner's records, key+value bytes)")
-        lines.append(f"  {'month':>5} {'live segs':>10} {'append-only records':>20} {'bytes':>14} {'compacted records':>18} {'bytes':>12}")
+        emit(f"projection: {args.upload_rate}/day uploaded in {args.segment_bytes} segments over {args.user_partitions} "
+             f"user partitions, tiered retention {_ms(args.tiered_retention_ms)} (planner's records, key+value bytes)")
+        emit(f"  {'month':>5} {'live segs':>10} {'append-only records':>20} {'bytes':>14} {'compacted records':>18} {'bytes':>12}")
         for pt in points:
-            lines.append(f"  {pt.day // 30:>5} {_n(pt.live_segments):>10} {_n(pt.append_only_records):>20} {_n(pt.append_only_bytes):>14} "
-                         f"{_n(pt.compacted_records):>18} {_n(pt.compacted_bytes):>12}")
+            emit(f"  {pt.day // 30:>5} {_n(pt.live_segments):>10} {_n(pt.append_only_records):>20} {_n(pt.append_only_bytes):>14} "
+                 f"{_n(pt.compacted_records):>18} {_n(pt.compacted_bytes):>12}")
         proj = [pt.__dict__ for pt in points]
     else:
-        lines.append("projection: not run (give --upload-rate, e.g. the KIP's 1TB, for the topic's growth over --months)")
-    return "\n".join(lines) + "\n", {"config": config.__dict__, "partitions": docs, "projection": proj}
+        emit("projection: not run (give --upload-rate, e.g. the KIP's 1TB, for the topic's growth over --months)")
+    return "", {"config": config.__dict__, "partitions": docs, "projection": proj}
 
 
 # ---------------------------------------------------------------------------------------------- profile
@@ -705,6 +738,8 @@ def _ledger(args: argparse.Namespace) -> Tuple[Any, str]:
             if part.files:
                 for f in part.files:
                     ledger.apply_path(f)  # read in chunks by the binding
+            elif part.fetch is not None:  # the raw batches of each fetch, decoded and replayed by the core
+                part.read_fetched(lambda s, e: _Fetches(s, e, ledger.apply_fetch))
             else:
                 for chunk in _chunks(part.iter_records()):
                     ledger.apply_many([(o, k, v) for o, _, k, v in chunk])
