@@ -2,16 +2,15 @@
 //! bytes per hosted live segment, heap and native). Exact, not an RSS slope: a counting global
 //! allocator gives the bytes the store requested and has not freed (allocator overhead
 //! excluded) and the peak while it replays. Histories from `rlmeta::testing::history`, written by
-//! rlmeta's planner, replayed into [`Store::held`] (the broker's mode) with every hosted
+//! rlmeta's planner, replayed into `Store::held` (the broker's mode) with every hosted
 //! partition loaded first: a stock (level 0, null keys) history, a keyed one (level 2, KIP-1266
 //! keys and tombstones) and a migrated one (level 0, the backfill, then level 2: deletions are
 //! remembered). Per history shape it prints bytes per live segment, the slope between two sizes
 //! (the broker benchmark's: 500 and 2,000 hosted partitions of 20 live segments each) and the
-//! store's own account by structure ([`Store::memory`]), which must add up to what the
+//! store's own account by structure (`Store::memory`), which must add up to what the
 //! allocator counted. Prints; asserts nothing but that the account adds up.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // bench code: a failure is a panic
 
-use rlmeta::cache::Store;
 use rlmeta::testing::history::{Shape, Writing, history};
 
 #[path = "support/counting.rs"]
@@ -28,23 +27,10 @@ fn measure(shape: &Shape) -> Measured {
     let h = history(shape).expect("the planner writes the history");
     let before = counting::live_bytes();
     counting::reset_peak();
-    let mut store = Store::held();
-    for tp in &h.hosted {
-        store.load_partition(tp);
-    }
-    for (offset, (k, v)) in h.records.iter().enumerate() {
-        store.apply(offset as i64, k.as_deref(), v.as_deref());
-    }
-    for tp in &h.hosted {
-        store.mark_initialized(tp);
-    }
+    let store = h.replay_held();
     let held = counting::live_bytes() - before;
     let peak = counting::peak_bytes() - before;
-    let live_segments = h
-        .hosted
-        .iter()
-        .map(|tp| store.segments(tp).map_or(0, |s| s.len()))
-        .sum();
+    let live_segments = h.live_segments(&store);
     let accounted = store.memory();
     drop(store);
     Measured {

@@ -27,22 +27,13 @@ fn bytes_per_live_segment(writing: Writing) -> f64 {
     };
     let h = history(&shape).expect("the planner writes the history");
     let before = counting::live_bytes();
-    let mut store = Store::held();
-    for tp in &h.hosted {
-        store.load_partition(tp);
-    }
-    for (offset, (k, v)) in h.records.iter().enumerate() {
-        store.apply(offset as i64, k.as_deref(), v.as_deref());
-    }
-    for tp in &h.hosted {
-        assert!(store.mark_initialized(tp));
-    }
+    let store = h.replay_held();
     let held = counting::live_bytes() - before;
-    let live: usize = h
-        .hosted
-        .iter()
-        .map(|tp| store.segments(tp).map_or(0, |s| s.len()))
-        .sum();
+    assert!(
+        h.hosted.iter().all(|tp| store.segments(tp).is_ok()),
+        "every hosted partition held and initialized"
+    );
+    let live = h.live_segments(&store);
     assert!(
         live >= 100 * 20,
         "every hosted partition keeps its 20 finished segments: {live}"

@@ -8,8 +8,8 @@
 //! interleaved, as in a shared metadata partition). Every record is written by rlmeta's own
 //! planner ([`Store::plan`]) from a writer's store, as the plugin writes it: at level 0 with
 //! null keys (the stock value format), at level 2 under KIP-1266 keys, or migrated (a level-0
-//! history, the planner's backfill, then level 2). Never: replay into the store measured, or
-//! any rule of the store. Not part of the supported API.
+//! history, the planner's backfill, then level 2); and replaying it as a broker does
+//! ([`History::replay_held`]). Never: any rule of the store. Not part of the supported API.
 
 use crate::cache::{SegmentMetadata, Store};
 use crate::error::{Error, ErrorKind, Result};
@@ -53,6 +53,32 @@ pub type KeyValue = (Option<Vec<u8>>, Option<Vec<u8>>);
 pub struct History {
     pub records: Vec<KeyValue>,
     pub hosted: Vec<TopicIdPartition>,
+}
+
+impl History {
+    /// The history replayed as a broker's store holds it: [`Store::held`] with every hosted
+    /// partition loaded, each record at its offset, then every hosted partition initialized.
+    pub fn replay_held(&self) -> Store {
+        let mut store = Store::held();
+        for tp in &self.hosted {
+            store.load_partition(tp);
+        }
+        for (offset, (k, v)) in self.records.iter().enumerate() {
+            store.apply(offset as i64, k.as_deref(), v.as_deref());
+        }
+        for tp in &self.hosted {
+            store.mark_initialized(tp);
+        }
+        store
+    }
+
+    /// Live segments of the hosted partitions in `store`.
+    pub fn live_segments(&self, store: &Store) -> usize {
+        self.hosted
+            .iter()
+            .map(|tp| store.segments(tp).map_or(0, |s| s.len()))
+            .sum()
+    }
 }
 
 /// splitmix64: a seeded sequence, the same on every machine.
