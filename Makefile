@@ -100,23 +100,42 @@ include bindings-c/java/plugin/rules.mk
 include fuzz/rules.mk
 include tests/package/rules.mk
 
-# make test runs in two lanes once what both use is built (the plugin jar, the wheel installed in
-# .venv, tests/e2e's jar): the broker suites, which mostly wait on brokers, beside everything else
-# (compiles, qemu, fuzzing, browsers). Neither lane rebuilds what the prefix built (-o), and the
-# broker lane has its own tests/cluster build directory, so the two never touch the same files.
-# The broker lane's output goes to build/test-broker-lane.log, printed when both lanes have ended.
-# (the aarch64 node and the e2e broker join the broker lane: on 2 cores it ended 5 minutes before the other)
-BROKER_LANE := plugin-test cluster-test reassign-test-lean secure-test version-matrix-test soak-test journey-test \
-  test-aarch64-broker e2e-test
+# make test runs in two lanes: the broker suites, which mostly wait on brokers, beside everything else
+# (compiles, qemu, fuzzing, browsers). The broker lane starts as soon as what its suites use is built
+# (LANE_PREFIX: the plugin jar and tests/e2e's jar); the other lane then installs the rest (the
+# wasm-bindgen CLI, valgrind, the arm64 user land, the wheel into .venv) and writes
+# build/.lane-setup ("ok" or "failed"), which the broker lane waits for before the suites that need
+# it (LANE_AFTER_SETUP: the migration tool in .venv, the arm64 JVM). Neither lane rebuilds what was
+# built before it (-o), and the broker lane has its own tests/cluster build directory, so the two
+# never touch the same files. The broker lane runs every suite even after a failure, times each, and
+# writes to build/test-broker-lane.log, printed when both lanes have ended.
+BROKER_LANE := plugin-test cluster-test cluster-test-3.9 backfill-test reassign-test-lean secure-test \
+  version-matrix-test soak-test journey-test test-aarch64-broker e2e-test
+LANE_AFTER_SETUP := journey-test test-aarch64-broker
+LANE_PREFIX := setup-py setup-cross plugin e2e-jar
 CPU_LANE    := lint tables-check rust-test conformance examples-test crafted-check \
   $(filter-out $(BROKER_LANE),$(BINDING_TESTS))
 LANE_BUILT  := $(foreach t,setup setup-rust setup-py setup-node setup-valgrind setup-cross setup-arm64 \
   natives plugin py-wheel py-deps py-install e2e-jar,-o $(t))
-test: setup plugin py-install e2e-jar
+LANE_SETUP  := $(BUILD)/.lane-setup
+test: $(LANE_PREFIX)
 	@echo "make test: $(BROKER_LANE) run beside the other tests (their output: $(BUILD)/test-broker-lane.log)"
-	@start=$$(date +%s); \
-	  $(MAKE) $(LANE_BUILT) CLUSTER_TARGET=$(CLUSTER_DIR)/target-lane $(BROKER_LANE) >$(BUILD)/test-broker-lane.log 2>&1 & lane=$$!; \
-	  cpu=0; $(MAKE) $(LANE_BUILT) $(CPU_LANE) || cpu=$$?; \
+	@start=$$(date +%s); rm -f $(LANE_SETUP); \
+	  ( rc=0; for t in $(BROKER_LANE); do \
+	      if [[ " $(LANE_AFTER_SETUP) " == *" $$t "* ]] && [ ! -s $(LANE_SETUP) ]; then \
+	        w=$$(date +%s); echo "broker lane: waiting for the other lane's setup"; \
+	        until [ -s $(LANE_SETUP) ] || [ $$(( $$(date +%s) - w )) -gt 3600 ]; do sleep 2; done; \
+	        echo "broker lane: the other lane's setup: $$(cat $(LANE_SETUP) 2>/dev/null || echo 'not done after 3600 s') (waited $$(( $$(date +%s) - w )) s)"; \
+	      fi; \
+	      if [[ " $(LANE_AFTER_SETUP) " == *" $$t "* ]] && [ "$$(cat $(LANE_SETUP) 2>/dev/null)" != ok ]; then \
+	        echo "FAILED: $$t (not run: the setup it needs failed)"; rc=1; continue; fi; \
+	      s=$$(date +%s); $(MAKE) $(LANE_BUILT) CLUSTER_TARGET=$(CLUSTER_DIR)/target-lane $$t || { rc=1; echo "FAILED: $$t"; }; \
+	      echo "broker lane: $$t ended $$(( $$(date +%s) - start )) s after the lanes' start ($$(( $$(date +%s) - s )) s)"; \
+	    done; exit $$rc ) >$(BUILD)/test-broker-lane.log 2>&1 & lane=$$!; \
+	  cpu=0; if $(MAKE) -o natives -o plugin -o e2e-jar setup py-install; then echo ok >$(LANE_SETUP); \
+	    echo "make test: setup and the wheel installed $$(( $$(date +%s) - start )) s after the lanes' start"; \
+	    $(MAKE) $(LANE_BUILT) $(CPU_LANE) || cpu=$$?; \
+	  else cpu=$$?; echo failed >$(LANE_SETUP); fi; \
 	  echo "make test: the other tests ended after $$(( $$(date +%s) - start )) s (status $$cpu); waiting for the broker lane"; \
 	  brokers=0; wait $$lane || brokers=$$?; \
 	  echo "make test: ---- the broker lane ($$(( $$(date +%s) - start )) s, status $$brokers): $(BUILD)/test-broker-lane.log ----"; \

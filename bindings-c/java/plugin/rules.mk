@@ -28,8 +28,7 @@
 #   backfill-test       JUnit: a null-key history written by stock TBRLMM brokers, the brokers switched to the
 #                       plugin, level 1: each leader backfills its partitions under KIP-1266 keys
 #                       through a kill -9 and a leadership move mid-backfill; then Kafka's cleaner compacts the
-#                       topic and a restart rebuilds the same store (BackfillTest; not in make test, which
-#                       runs journey-test: the same backfill end to end, within make test's 30 minutes)
+#                       topic and a restart rebuilds the same store (BackfillTest; in make test's broker lane)
 #   secure-test         JUnit: the plugin on a secured single-node cluster (SASL_SSL SCRAM-SHA-512 and mTLS,
 #                       StandardAuthorizer, no ACL = denied) under least privilege: missing ACLs and a wrong
 #                       password named once, recovery once fixed without a restart, tiering (SecurePluginTest)
@@ -52,7 +51,7 @@
 #   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
 #   test-aarch64-broker JUnit: one Kafka 4.4.0 node on the arm64 JVM under qemu-user loads the jar's
 #                       linux-aarch64 native, tiers, reads back from offset 0, restarts (Aarch64BrokerTest)
-#   cluster-test-3.9    the same cluster scenarios on Kafka 3.9.2 brokers (not part of make test: 3.5 minutes more)
+#   cluster-test-3.9    the same cluster scenarios on Kafka 3.9.2 brokers (in make test's broker lane)
 #   cluster-test KAFKA_VERSION=X   the cluster scenarios on brokers of any other Kafka (not part of make test)
 PLUGIN_DIR      := bindings-c/java/plugin
 PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
