@@ -100,47 +100,44 @@ include bindings-c/java/plugin/rules.mk
 include fuzz/rules.mk
 include tests/package/rules.mk
 
-# make test runs in two lanes: the broker suites, which mostly wait on brokers, beside everything else
-# (compiles, qemu, fuzzing, browsers). The broker lane starts as soon as what its suites use is built
-# (LANE_PREFIX: the plugin jar and tests/e2e's jar); the other lane then installs the rest (the
-# wasm-bindgen CLI, valgrind, the arm64 user land, the wheel into .venv) and writes
-# build/.lane-setup ("ok" or "failed"), which the broker lane waits for before the suites that need
-# it (LANE_AFTER_SETUP: the migration tool in .venv, the arm64 JVM). Neither lane rebuilds what was
-# built before it (-o), and the broker lane has its own tests/cluster build directory, so the two
-# never touch the same files. The broker lane runs every suite even after a failure, times each, and
-# writes to build/test-broker-lane.log, printed when both lanes have ended.
-BROKER_LANE := plugin-test cluster-test cluster-test-3.9 backfill-test reassign-test-lean secure-test \
-  version-matrix-test soak-test journey-test test-aarch64-broker e2e-test
-LANE_AFTER_SETUP := journey-test test-aarch64-broker
+# make test runs in three lanes: two of broker suites, which mostly wait on brokers (timers, uploads,
+# retention), beside everything else (compiles, qemu, fuzzing, browsers). The broker lanes start as
+# soon as what their suites use is built (LANE_PREFIX: the plugin jar and tests/e2e's jar); the
+# other lane then installs the rest (the wasm-bindgen CLI, valgrind, the arm64 user land, the wheel
+# into .venv) and writes build/.lane-setup ("ok" or "failed"), which a broker lane waits for before
+# the suites that need it (LANE_AFTER_SETUP: the migration tool in .venv, the arm64 JVM). No lane
+# rebuilds what was built before it (-o); each broker lane has its own tests/cluster build directory,
+# so no two lanes touch the same files. tools/test-lane.sh runs a lane's targets one by one, timed,
+# and goes on after a failure; the broker lanes' output (build/test-broker-lane-*.log) is printed
+# when every lane has ended. The split balances the lanes as measured (docs/TESTING.md).
+BROKER_LANE_A := plugin-test cluster-test reassign-test-lean soak-test journey-test e2e-test
+BROKER_LANE_B := cluster-test-3.9 backfill-test secure-test version-matrix-test test-aarch64-broker
+export LANE_AFTER_SETUP := journey-test test-aarch64-broker
 LANE_PREFIX := setup-py setup-cross plugin e2e-jar
 CPU_LANE    := lint tables-check rust-test conformance examples-test crafted-check \
-  $(filter-out $(BROKER_LANE),$(BINDING_TESTS))
+  $(filter-out $(BROKER_LANE_A) $(BROKER_LANE_B),$(BINDING_TESTS))
 LANE_BUILT  := $(foreach t,setup setup-rust setup-py setup-node setup-valgrind setup-cross setup-arm64 \
   natives plugin py-wheel py-deps py-install e2e-jar,-o $(t))
-LANE_SETUP  := $(BUILD)/.lane-setup
+export LANE_SETUP := $(BUILD)/.lane-setup
+# $(call broker_lane,<a|b>,<targets>): a broker lane in the background, its pid in $$lane_<a|b>
+define broker_lane
+tools/test-lane.sh "broker lane $(1)" $$start $(2) -- $(LANE_BUILT) CLUSTER_TARGET=$(CLUSTER_DIR)/target-lane-$(1) \
+	    >$(BUILD)/test-broker-lane-$(1).log 2>&1 & lane_$(1)=$$!;
+endef
 test: $(LANE_PREFIX)
-	@echo "make test: $(BROKER_LANE) run beside the other tests (their output: $(BUILD)/test-broker-lane.log)"
+	@echo "make test: $(BROKER_LANE_A) | $(BROKER_LANE_B) run beside the other tests (their output: $(BUILD)/test-broker-lane-{a,b}.log)"
 	@start=$$(date +%s); rm -f $(LANE_SETUP); \
-	  ( rc=0; for t in $(BROKER_LANE); do \
-	      if [[ " $(LANE_AFTER_SETUP) " == *" $$t "* ]] && [ ! -s $(LANE_SETUP) ]; then \
-	        w=$$(date +%s); echo "broker lane: waiting for the other lane's setup"; \
-	        until [ -s $(LANE_SETUP) ] || [ $$(( $$(date +%s) - w )) -gt 3600 ]; do sleep 2; done; \
-	        echo "broker lane: the other lane's setup: $$(cat $(LANE_SETUP) 2>/dev/null || echo 'not done after 3600 s') (waited $$(( $$(date +%s) - w )) s)"; \
-	      fi; \
-	      if [[ " $(LANE_AFTER_SETUP) " == *" $$t "* ]] && [ "$$(cat $(LANE_SETUP) 2>/dev/null)" != ok ]; then \
-	        echo "FAILED: $$t (not run: the setup it needs failed)"; rc=1; continue; fi; \
-	      s=$$(date +%s); $(MAKE) $(LANE_BUILT) CLUSTER_TARGET=$(CLUSTER_DIR)/target-lane $$t || { rc=1; echo "FAILED: $$t"; }; \
-	      echo "broker lane: $$t ended $$(( $$(date +%s) - start )) s after the lanes' start ($$(( $$(date +%s) - s )) s)"; \
-	    done; exit $$rc ) >$(BUILD)/test-broker-lane.log 2>&1 & lane=$$!; \
+	  $(call broker_lane,a,$(BROKER_LANE_A)) \
+	  $(call broker_lane,b,$(BROKER_LANE_B)) \
 	  cpu=0; if $(MAKE) -o natives -o plugin -o e2e-jar setup py-install; then echo ok >$(LANE_SETUP); \
 	    echo "make test: setup and the wheel installed $$(( $$(date +%s) - start )) s after the lanes' start"; \
-	    $(MAKE) $(LANE_BUILT) $(CPU_LANE) || cpu=$$?; \
+	    tools/test-lane.sh "other tests" $$start $(CPU_LANE) -- $(LANE_BUILT) || cpu=$$?; \
 	  else cpu=$$?; echo failed >$(LANE_SETUP); fi; \
-	  echo "make test: the other tests ended after $$(( $$(date +%s) - start )) s (status $$cpu); waiting for the broker lane"; \
-	  brokers=0; wait $$lane || brokers=$$?; \
-	  echo "make test: ---- the broker lane ($$(( $$(date +%s) - start )) s, status $$brokers): $(BUILD)/test-broker-lane.log ----"; \
-	  cat $(BUILD)/test-broker-lane.log; \
-	  [ $$cpu -eq 0 ] && [ $$brokers -eq 0 ] || { echo "FAILED: make test (other tests: status $$cpu; broker lane: status $$brokers)"; exit 1; }
+	  echo "make test: the other tests ended after $$(( $$(date +%s) - start )) s (status $$cpu); waiting for the broker lanes"; \
+	  a=0; wait $$lane_a || a=$$?; b=0; wait $$lane_b || b=$$?; \
+	  for l in a b; do echo "make test: ---- broker lane $$l: $(BUILD)/test-broker-lane-$$l.log ----"; cat $(BUILD)/test-broker-lane-$$l.log; done; \
+	  echo "make test: every lane ended after $$(( $$(date +%s) - start )) s (other tests: status $$cpu; broker lanes: $$a, $$b)"; \
+	  [ $$cpu -eq 0 ] && [ $$a -eq 0 ] && [ $$b -eq 0 ] || { echo "FAILED: make test (other tests: status $$cpu; broker lanes: $$a, $$b)"; exit 1; }
 
 # tests/e2e's file RSM jar and Kafka 4.4.0's class path, built before the lanes split (every user
 # calls the same script, under a lock)

@@ -195,13 +195,15 @@ soak-test: plugin
 soak: plugin
 	$(call soak_run,$(SOAK_MINUTES),$(SOAK_SEED),soak)
 
-# The class path of a stock broker of a Kafka version (jars cached in ~/.m2; the list under build/)
+# The class path of a stock broker of a Kafka version (jars cached in ~/.m2; the list under build/).
+# Under a lock per version: make test's two broker lanes may both need one at once.
 $(KAFKA_BROKERS)/%.classpath:
 	@mkdir -p $(KAFKA_BROKERS)
-	@mvn -q -B -Dstyle.color=never -f $(CLUSTER_DIR)/broker/pom.xml -Dkafka.version=$* \
+	@exec 9>$(KAFKA_BROKERS)/.$*.lock; flock 9; [ -s $@ ] || { \
+	  mvn -q -B -Dstyle.color=never -f $(CLUSTER_DIR)/broker/pom.xml -Dkafka.version=$* \
 	  -Dclasspath.file=$(CURDIR)/$@.tmp dependency:build-classpath >$(BUILD)/kafka-broker-$*.log 2>&1 \
-	  || { tail -n 30 $(BUILD)/kafka-broker-$*.log; echo "FAILED: Kafka $* does not resolve from Maven Central"; exit 1; }
-	@mv $@.tmp $@
+	  || { tail -n 30 $(BUILD)/kafka-broker-$*.log; echo "FAILED: Kafka $* does not resolve from Maven Central"; exit 1; }; \
+	  mv $@.tmp $@; }
 
 version-matrix-test: plugin setup-py $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS)/$(v).classpath)
 	@rm -rf $(CLUSTER_REPORTS)
@@ -221,7 +223,7 @@ version-matrix-test: plugin setup-py $(foreach v,$(KAFKA_MATRIX),$(KAFKA_BROKERS
 	  if [ $$rc -ne 0 ] || [ $$passed -ne $$total ] || [ $$linked -ne $$total ]; then tail -n 60 $(BUILD)/version-matrix-test.log; \
 	    echo "FAILED: version-matrix-test (log $(BUILD)/version-matrix-test.log, node logs under $(CLUSTER_TARGET)/cluster-work)"; exit 1; fi
 
-BINDING_TESTS += plugin-test cluster-test reassign-test-lean secure-test version-matrix-test soak-test journey-test
+BINDING_TESTS += plugin-test cluster-test cluster-test-3.9 backfill-test reassign-test-lean secure-test version-matrix-test soak-test journey-test
 
 # The bootstrap benchmark (not a test): RLMM start to ready on a 1.2 M-record history, stock
 # TBRLMM vs the plugin on the same append-only topic vs the plugin on the compacted keyed history.
