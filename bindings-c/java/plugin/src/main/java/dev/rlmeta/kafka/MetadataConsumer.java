@@ -10,10 +10,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -103,19 +101,11 @@ final class MetadataConsumer implements Runnable {
     private final java.util.concurrent.atomic.AtomicIntegerArray stopped; // per metadata partition: 1 once stopped
     static final long MAX_RESTART_BACKOFF_MS = 30_000;
 
-    // test hooks (reachable only through RlmetaRemoteLogMetadataManager.testHooks(), which needs -Drlmeta.test.hooks=true)
-    enum Fault { APPLY_THROWS, APPLY_ERROR }
-    final AtomicReference<Fault> nextFault = new AtomicReference<>();
-    volatile CountDownLatch recoveryGate;   // a rebuild waits for it before reading again
-    volatile ApplyHook beforeApply;          // runs on the consumer thread right before each store.apply
-
     /** Records per store.apply call: the longest a lookup waits for the store's write lock. */
     static final int APPLY_CHUNK = 1024;
 
-    /** A test's view of an apply about to run: records from..from+chunk of a batch of `batch` records. */
-    interface ApplyHook {
-        void before(int metadataPartition, int from, int batch);
-    }
+    // null unless a test asked for faults (TestHooks, which needs -Drlmeta.test.hooks=true)
+    private volatile TestFaults faults;
 
     // user partitions wanted by the broker (leaders + followers), set by the manager's callers
     private final Set<TopicIdPartition> wanted = ConcurrentHashMap.newKeySet();
@@ -249,6 +239,16 @@ final class MetadataConsumer implements Runnable {
     String threadName() {
         Thread t = thread;
         return t == null ? null : t.getName() + "#" + t.getId();
+    }
+
+    /** The test faults this consumer consults, made on first use (only {@link TestHooks} asks). */
+    TestFaults testFaults() {
+        synchronized (lifecycle) {
+            if (faults == null) {
+                faults = new TestFaults();
+            }
+            return faults;
+        }
     }
 
     /** The store applies go to now. */
@@ -506,9 +506,9 @@ final class MetadataConsumer implements Runnable {
         if (c != null && !c.paused().isEmpty()) {
             c.resume(c.paused()); // the whole store is read again: no metadata partition waits for its own replay
         }
-        CountDownLatch gate = recoveryGate;
-        if (gate != null) {
-            gate.await();
+        TestFaults f = faults;
+        if (f != null) {
+            f.awaitRecovery();
         }
         store = freshStore.get();
         rebuildRequested = null;
@@ -626,8 +626,8 @@ final class MetadataConsumer implements Runnable {
      * it from its beginning to its end offset sampled now, then marks its user partitions initialized.
      */
     private void replayDue() {
-        CountDownLatch gate = recoveryGate;
-        if (gate != null && gate.getCount() > 0) {
+        TestFaults f = faults;
+        if (f != null && f.recoveryHeld()) {
             return;
         }
         long now = System.nanoTime();
@@ -959,16 +959,9 @@ final class MetadataConsumer implements Runnable {
                 at += r.value().length;
             }
         }
-        ApplyHook hook = beforeApply;
-        if (hook != null) {
-            hook.before(mp, from, batch);
-        }
-        Fault fault = nextFault.getAndSet(null);
-        if (fault == Fault.APPLY_THROWS) {
-            throw new IllegalStateException("a failure injected by a test (apply of " + n + " record(s) of " + topic
-                    + "-" + mp + ")");
-        } else if (fault == Fault.APPLY_ERROR) {
-            throw new Error("an Error injected by a test (apply of " + n + " record(s) of " + topic + "-" + mp + ")");
+        TestFaults f = faults;
+        if (f != null) {
+            f.beforeApply(topic, mp, from, n, batch);
         }
         long t0 = System.nanoTime();
         // no lock of ours: the store serializes applies and lets lookups run in parallel
@@ -1224,9 +1217,9 @@ final class MetadataConsumer implements Runnable {
         synchronized (wakeups) {
             wakeups.notifyAll();
         }
-        CountDownLatch gate = recoveryGate;
-        if (gate != null) {
-            gate.countDown();
+        TestFaults f = faults;
+        if (f != null) {
+            f.openGate();
         }
         boolean stopped = true;
         for (Thread t = thread; t != null; ) {
