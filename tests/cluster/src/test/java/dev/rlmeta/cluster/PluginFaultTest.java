@@ -54,6 +54,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 import dev.rlmeta.MetadataStore;
 import dev.rlmeta.RlMeta;
 import dev.rlmeta.kafka.RlmetaRemoteLogMetadataManager;
+import dev.rlmeta.kafka.TestHooks;
 
 /**
  * The plugin never serves a silently wrong cache, and leaks nothing: faults injected into a live
@@ -77,7 +78,7 @@ class PluginFaultTest {
     static Admin admin;
     static Path work;
     static RlmetaRemoteLogMetadataManager rlmm;
-    static RlmetaRemoteLogMetadataManager.TestHooks hooks;
+    static TestHooks hooks;
     static TopicIdPartition tp;
     static final List<Uuid> written = new ArrayList<>();
     static long nextStart;
@@ -455,7 +456,7 @@ class PluginFaultTest {
         }, "poison-prober");
         try (LogCapture logs = LogCapture.start("dev.rlmeta")) {
             m.configure(configs("poison"));
-            RlmetaRemoteLogMetadataManager.TestHooks h = m.testHooks();
+            TestHooks h = m.testHooks();
             m.onPartitionLeadershipChanges(Set.of(), Set.of(tp, served));
             KafkaCluster.await("both partitions ready", LIMIT, () -> m.isReady(tp) && m.isReady(served));
             long before = m.rebuilds();
@@ -560,7 +561,7 @@ class PluginFaultTest {
             RlmetaRemoteLogMetadataManager.DUMP_THREAD})
     @Order(8)
     void anErrorInAnotherThreadIsLoggedCountedAndTheThreadRestarts(String name) throws Exception {
-        assertTrue(RlmetaRemoteLogMetadataManager.TestHooks.GUARDED_THREADS.contains(name), name);
+        assertTrue(TestHooks.GUARDED_THREADS.contains(name), name);
         {
             Map<String, Object> c = configs("thread-" + name);
             c.put("rlmeta.policy.refresh.ms", "100");
@@ -568,7 +569,7 @@ class PluginFaultTest {
             RlmetaRemoteLogMetadataManager m = new RlmetaRemoteLogMetadataManager();
             try (LogCapture logs = LogCapture.start("dev.rlmeta")) {
                 m.configure(c);
-                RlmetaRemoteLogMetadataManager.TestHooks h = m.testHooks();
+                TestHooks h = m.testHooks();
                 h.errorInThread(name); // initialization: before it marks the manager ready (a round trip from now)
                 m.onPartitionLeadershipChanges(Set.of(tp), Set.of());
                 KafkaCluster.await(name + " to throw the injected Error", LIMIT, () -> h.errorsThrown(name) == 1);
