@@ -48,10 +48,11 @@
 #                       (KafkaReplay); on Kafka 4.4.0 and 3.9.2, with 1 and 50 metadata partitions (REASSIGN_RUNS)
 #   reassign-test-lean  the same, 4.4.0 with 1 metadata partition and 3.9.2 with 50 (REASSIGN_LEAN; in make test,
 #                       about 2 minutes a cluster)
-#   cluster-stock-test  the harness itself on stock TBRLMM (not part of make test)
+#   cluster-stock-test  the harness itself on stock TBRLMM 4.4.0 brokers (make test runs it on 3.9.2, in cluster-test-3.9)
 #   test-aarch64-broker JUnit: one Kafka 4.4.0 node on the arm64 JVM under qemu-user loads the jar's
 #                       linux-aarch64 native, tiers, reads back from offset 0, restarts (Aarch64BrokerTest)
-#   cluster-test-3.9    the same cluster scenarios on Kafka 3.9.2 brokers (in make test's broker lane)
+#   cluster-test-3.9    the same cluster scenarios on Kafka 3.9.2 brokers, and the harness itself on stock 3.9.2
+#                       brokers (StockClusterTest; in make test's second broker lane)
 #   cluster-test KAFKA_VERSION=X   the cluster scenarios on brokers of any other Kafka (not part of make test)
 PLUGIN_DIR      := bindings-c/java/plugin
 PLUGIN_JAR      := $(BUILD)/rlmeta-kafka-plugin.jar
@@ -122,7 +123,7 @@ cluster-test: plugin $(if $(KAFKA_VERSION),$(KAFKA_BROKERS)/$(KAFKA_VERSION).cla
 	$(call cluster_run,$(CLUSTER_TESTS),cluster-test,$(PLUGIN_JAR) $(CLUSTER_KAFKA))
 
 cluster-test-3.9: plugin $(KAFKA_BROKERS)/3.9.2.classpath
-	$(call cluster_run,$(CLUSTER_TESTS),cluster-test-3.9,$(PLUGIN_JAR) -Drlmeta.kafka.version=3.9.2 -Drlmeta.broker.classpath.file=$(CURDIR)/$(KAFKA_BROKERS)/3.9.2.classpath)
+	$(call cluster_run,$(CLUSTER_TESTS)$(comma)StockClusterTest,cluster-test-3.9,$(PLUGIN_JAR) -Drlmeta.kafka.version=3.9.2 -Drlmeta.broker.classpath.file=$(CURDIR)/$(KAFKA_BROKERS)/3.9.2.classpath)
 
 # One Kafka 4.4.0 node on aarch64: Debian's arm64 OpenJDK (setup-arm64) under qemu-user, the plugin from the
 # one jar by class.path: it must load the jar's linux-aarch64 native, tier, read back from offset 0, restart
