@@ -16,6 +16,15 @@ use rlmeta::testing::history::{History, Shape, Writing, history};
 
 const ROUNDS: usize = 5;
 
+/// Replays a case (APPLY_ROUNDS, default ROUNDS; 0 builds the history alone, so that a
+/// counter such as `perf stat -e instructions:u` can take the difference, load-independent).
+fn rounds() -> usize {
+    std::env::var("APPLY_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(ROUNDS)
+}
+
 /// The history packed as the plugin passes a poll: offsets, key+value bytes back to back, lengths.
 struct Packed {
     offsets: Vec<i64>,
@@ -51,7 +60,7 @@ fn pack(h: &History) -> Packed {
 fn time(p: &Packed, fresh: &dyn Fn() -> Store) -> f64 {
     let n = p.offsets.len();
     let mut best = f64::MAX;
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds() {
         let mut store = fresh();
         let mut outcomes = vec![0u8; n];
         let t = Instant::now();
@@ -84,12 +93,18 @@ fn main() {
     let quick = std::env::args().skip(1).any(|a| a == "--quick");
     let (hosted, unhosted) = if quick { (200, 800) } else { (2_000, 8_000) };
     println!(
-        "store apply, ns a record (best of {ROUNDS}; {hosted} hosted + {unhosted} unhosted partitions, 20 live + 40 deleted segments each, seed 30)"
+        "store apply, ns a record (best of {}; {hosted} hosted + {unhosted} unhosted partitions, 20 live + 40 deleted segments each, seed 30)",
+        rounds()
     );
+    // APPLY_ONLY=stock|keyed runs one history (for a profiler)
+    let only = std::env::var("APPLY_ONLY").unwrap_or_default();
     for (label, writing) in [
         ("level 0 (stock, null keys)", Writing::Stock),
         ("level 2 (KIP-1266 keys)", Writing::Keyed),
     ] {
+        if !only.is_empty() && !label.contains(only.as_str()) {
+            continue;
+        }
         let shape = Shape {
             hosted,
             unhosted,
@@ -108,8 +123,12 @@ fn main() {
             }
             s
         });
-        let none = time(&p, &Store::held);
-        let all = time(&p, &Store::new);
+        // APPLY_BROKER_ONLY=1 times the broker's case alone (for a profiler)
+        let (none, all) = if std::env::var_os("APPLY_BROKER_ONLY").is_some() {
+            (f64::NAN, f64::NAN)
+        } else {
+            (time(&p, &Store::held), time(&p, &Store::new))
+        };
         println!(
             "{label}: {} records ({} bytes): broker (hosted loaded) {broker:.0} ns, nothing hosted {none:.0} ns, every partition kept {all:.0} ns",
             p.offsets.len(),

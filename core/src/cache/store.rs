@@ -382,6 +382,9 @@ impl Store {
         let shown = plain.is_some();
         if let Some(p) = &plain {
             seen(Seen::Plain(p));
+            if let Some(skipped) = self.not_held(p) {
+                return skipped;
+            }
         }
         if let Some(p) = plain {
             // A key takes this way too when it parses and names this very record; any other
@@ -508,6 +511,32 @@ impl Store {
                 Some(self.apply_update(offset, part, &upd, key.as_ref(), v1))
             }
         }
+    }
+
+    /// [`Skip::NotHeld`] for a plain value of a partition a store of held partitions does not
+    /// hold, once Kafka's object checks pass ([`plain_checked`]); `None` otherwise. Every way
+    /// [`Store::apply_seen`] could take from there ends in [`Store::admit`]'s `NotHeld`, whatever
+    /// the key: the plain way when the key fits; else the full way, whose `validate` and
+    /// `from_record` check what `plain_checked` checked (the sorted epochs stay non-empty), a
+    /// held key of an unheld partition is a no-op, and a key's problem is reported only with a
+    /// record that applied. So most records a broker reads (of partitions it does not host) are
+    /// skipped without parsing their key or building their metadata.
+    #[inline(always)]
+    fn not_held(&self, p: &Plain<'_>) -> Option<Applied> {
+        let part = match p {
+            Plain::Segment { part, .. } | Plain::Update { part, .. } => *part,
+        };
+        (self.held_only
+            && plain_checked(p)
+            && self
+                .partitions
+                .get(part.topic_id, part.partition, part.name.as_bytes())
+                .is_none())
+        .then(|| {
+            Applied::Skipped(Skip::NotHeld {
+                partition: owned(part),
+            })
+        })
     }
 
     /// The partition's slot, loaded if new, unless the record is a re-delivery (Kafka's
@@ -933,6 +962,25 @@ impl Store {
 }
 
 /// The user partition, owned, for a report.
+/// Whether a plain value passes Kafka's object checks, as [`Store::apply_plain`] checks them
+/// (a known state; a segment's offsets and leader epochs).
+#[inline(always)]
+fn plain_checked(p: &Plain<'_>) -> bool {
+    match p {
+        Plain::Segment {
+            start_offset,
+            end_offset,
+            leader_epochs,
+            state,
+            ..
+        } => {
+            SegmentState::from_id(*state).is_some()
+                && check_offsets_and_epochs(*start_offset, *end_offset, leader_epochs.len()).is_ok()
+        }
+        Plain::Update { state, .. } => SegmentState::from_id(*state).is_some(),
+    }
+}
+
 fn owned(part: PlainPartition<'_>) -> TopicIdPartition {
     TopicIdPartition {
         topic_id: part.topic_id,
