@@ -98,11 +98,11 @@ fn main() {
     );
     // APPLY_ONLY=stock|keyed runs one history (for a profiler)
     let only = std::env::var("APPLY_ONLY").unwrap_or_default();
-    for (label, writing) in [
-        ("level 0 (stock, null keys)", Writing::Stock),
-        ("level 2 (KIP-1266 keys)", Writing::Keyed),
+    for (name, label, writing) in [
+        ("stock", "level 0 (stock, null keys)", Writing::Stock),
+        ("keyed", "level 2 (KIP-1266 keys)", Writing::Keyed),
     ] {
-        if !only.is_empty() && !label.contains(only.as_str()) {
+        if !only.is_empty() && only != name {
             continue;
         }
         let shape = Shape {

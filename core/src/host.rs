@@ -286,7 +286,7 @@ impl Store {
             // Checked above: every length is -1 or a count, and they add up to data.len().
             let key = take(usize::try_from(key_lengths[i]).ok());
             let value = take(usize::try_from(value_lengths[i]).ok());
-            outcomes[i] = self.apply(offsets[i], key, value).outcome_code(value);
+            outcomes[i] = self.apply_code(offsets[i], key, value);
         }
         Ok(())
     }

@@ -354,12 +354,38 @@ impl Store {
         self.apply_seen(offset, key, value, |_| {})
     }
 
+    /// [`Store::apply`] for a host that reads only the outcome's code ([`Applied::outcome_code`]):
+    /// a record of a partition not held (most of what a broker reads) is skipped without
+    /// copying the partition's name into the skip, which nobody reads.
+    pub(crate) fn apply_code(
+        &mut self,
+        offset: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> u8 {
+        self.apply_as::<false>(offset, key, value, |_| {})
+            .outcome_code(value)
+    }
+
     /// [`Store::apply`], showing `seen` the value as replay read it, so that a host folding the
     /// same record (the inspector's lifecycles) reads it once: called exactly once when the
     /// value decodes (before Kafka's object checks), never for a tombstone or a record under
     /// the level record key (replay does not read those as values).
     #[inline(always)]
     pub(crate) fn apply_seen(
+        &mut self,
+        offset: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        seen: impl FnMut(Seen<'_, '_>),
+    ) -> Applied {
+        self.apply_as::<true>(offset, key, value, seen)
+    }
+
+    /// [`Store::apply_seen`]; `NAMED` false leaves the topic name out of a [`Skip::NotHeld`]
+    /// of a plain value (its id and number stay), for [`Store::apply_code`] alone.
+    #[inline(always)]
+    fn apply_as<const NAMED: bool>(
         &mut self,
         offset: i64,
         key: Option<&[u8]>,
@@ -382,7 +408,7 @@ impl Store {
         let shown = plain.is_some();
         if let Some(p) = &plain {
             seen(Seen::Plain(p));
-            if let Some(skipped) = self.not_held(p) {
+            if let Some(skipped) = self.not_held::<NAMED>(p) {
                 return skipped;
             }
         }
@@ -522,7 +548,7 @@ impl Store {
     /// record that applied. So most records a broker reads (of partitions it does not host) are
     /// skipped without parsing their key or building their metadata.
     #[inline(always)]
-    fn not_held(&self, p: &Plain<'_>) -> Option<Applied> {
+    fn not_held<const NAMED: bool>(&self, p: &Plain<'_>) -> Option<Applied> {
         let part = match p {
             Plain::Segment { part, .. } | Plain::Update { part, .. } => *part,
         };
@@ -534,7 +560,15 @@ impl Store {
                 .is_none())
         .then(|| {
             Applied::Skipped(Skip::NotHeld {
-                partition: owned(part),
+                partition: if NAMED {
+                    owned(part)
+                } else {
+                    TopicIdPartition {
+                        topic_id: part.topic_id,
+                        topic: String::new(),
+                        partition: part.partition,
+                    }
+                },
             })
         })
     }
