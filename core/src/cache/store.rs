@@ -356,7 +356,8 @@ impl Store {
 
     /// [`Store::apply`] for a host that reads only the outcome's code ([`Applied::outcome_code`]):
     /// a record of a partition not held (most of what a broker reads) is skipped without
-    /// copying the partition's name into the skip, which nobody reads.
+    /// copying the partition's name into the skip, and a tombstone without copying its key,
+    /// which nobody reads.
     pub(crate) fn apply_code(
         &mut self,
         offset: i64,
@@ -383,7 +384,8 @@ impl Store {
     }
 
     /// [`Store::apply_seen`]; `NAMED` false leaves the topic name out of a [`Skip::NotHeld`]
-    /// of a plain value (its id and number stay), for [`Store::apply_code`] alone.
+    /// of a plain value (its id and number stay) and the key out of a [`Skip::Tombstone`], for
+    /// [`Store::apply_code`] alone.
     #[inline(always)]
     fn apply_as<const NAMED: bool>(
         &mut self,
@@ -400,7 +402,9 @@ impl Store {
                 self.forget_key(&k);
             }
             return Applied::Skipped(Skip::Tombstone {
-                key: key.map(|k| String::from_utf8_lossy(k).into_owned()),
+                key: key
+                    .filter(|_| NAMED)
+                    .map(|k| String::from_utf8_lossy(k).into_owned()),
             });
         };
         let plain = read_plain(value);
