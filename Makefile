@@ -212,6 +212,14 @@ bench-reconcile:
 bench-store-memory:
 	$(CARGO) bench -q -p rlmeta --bench store_memory -- $(BENCH_STORE_MEMORY_ARGS)
 
+# bench-apply (issue 30): what the store spends a record in replay, ns a record through Store::apply_packed on a
+# planner-written history of 2,000 hosted and 8,000 unhosted partitions (a broker's store, one that hosts nothing,
+# one that keeps every partition; stock and keyed) (core/benches/apply.rs; prints, asserts nothing).
+# BENCH_APPLY_ARGS=--quick for a tenth; APPLY_ONLY, APPLY_BROKER_ONLY and APPLY_ROUNDS=0/1 for a profiler or callgrind.
+.PHONY: bench-apply
+bench-apply:
+	$(CARGO) bench -q -p rlmeta --bench apply -- $(BENCH_APPLY_ARGS)
+
 # make test as a fresh machine runs it (issue 32): a clean clone of HEAD with every download cache
 # empty and the Debian packages and rustup targets it installs removed first (tools/bench/cold-make-test.sh;
 # a measurement of the wall time, destructive for the machine's installs, which the run puts back).

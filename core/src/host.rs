@@ -286,7 +286,7 @@ impl Store {
             // Checked above: every length is -1 or a count, and they add up to data.len().
             let key = take(usize::try_from(key_lengths[i]).ok());
             let value = take(usize::try_from(value_lengths[i]).ok());
-            outcomes[i] = self.apply(offsets[i], key, value).outcome_code(value);
+            outcomes[i] = self.apply_code(offsets[i], key, value);
         }
         Ok(())
     }
@@ -473,6 +473,59 @@ mod tests {
             assert_eq!(outcome::of_v1_value(v1), v1, "{c}");
         }
         assert!(!fatal_to_kafka(outcome::MAX + 1));
+    }
+
+    /// A broker's replay through apply_packed (outcome codes alone: no partition name or
+    /// tombstone key is built) gives each record the code `apply` gives it and leaves the same
+    /// store, on a planner-written keyed history with tombstones and partitions not held, and a
+    /// stock one.
+    #[test]
+    fn packed_replay_gives_apply_s_codes_and_state() {
+        use crate::testing::history::{Shape, Writing, history};
+        for writing in [Writing::Keyed, Writing::Stock, Writing::Migrated] {
+            let shape = Shape {
+                hosted: 6,
+                unhosted: 12,
+                live: 3,
+                deleted: 4,
+                writing,
+                seed: 30,
+            };
+            let h = history(&shape).expect("the planner writes the history");
+            let (mut one, mut packed) = (Store::held(), Store::held());
+            for tp in &h.hosted {
+                one.load_partition(tp);
+                packed.load_partition(tp);
+            }
+            let (mut data, mut keys, mut values, mut offsets) = (vec![], vec![], vec![], vec![]);
+            let mut expected = vec![];
+            for (offset, (k, v)) in h.records.iter().enumerate() {
+                let applied = one.apply(offset as i64, k.as_deref(), v.as_deref());
+                expected.push(applied.outcome_code(v.as_deref()));
+                offsets.push(offset as i64);
+                for (part, lens) in [(k, &mut keys), (v, &mut values)] {
+                    lens.push(part.as_ref().map_or(-1, |b| b.len() as i32));
+                    data.extend_from_slice(part.as_deref().unwrap_or_default());
+                }
+            }
+            let mut out = vec![0u8; offsets.len()];
+            let r = packed.apply_packed(&offsets, &data, &keys, &values, &mut out);
+            assert!(r.is_ok(), "{r:?}");
+            assert_eq!(out, expected, "{writing:?}");
+            use outcome::{APPLIED, APPLIED_V1, NOT_HELD, NOT_HELD_V1, TOMBSTONE};
+            let has = |codes: &[u8]| out.iter().any(|c| codes.contains(c));
+            assert!(has(&[NOT_HELD, NOT_HELD_V1]) && has(&[APPLIED, APPLIED_V1]));
+            assert_eq!(has(&[TOMBSTONE]), writing != Writing::Stock, "{writing:?}");
+            for tp in &h.hosted {
+                one.mark_initialized(tp);
+                packed.mark_initialized(tp);
+            }
+            assert_eq!(
+                packed.dump_json().to_string(),
+                one.dump_json().to_string(),
+                "{writing:?}"
+            );
+        }
     }
 
     #[test]

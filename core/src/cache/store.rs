@@ -354,12 +354,40 @@ impl Store {
         self.apply_seen(offset, key, value, |_| {})
     }
 
+    /// [`Store::apply`] for a host that reads only the outcome's code ([`Applied::outcome_code`]):
+    /// a record of a partition not held (most of what a broker reads) is skipped without
+    /// copying the partition's name into the skip, and a tombstone without copying its key,
+    /// which nobody reads.
+    pub(crate) fn apply_code(
+        &mut self,
+        offset: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+    ) -> u8 {
+        self.apply_as::<false>(offset, key, value, |_| {})
+            .outcome_code(value)
+    }
+
     /// [`Store::apply`], showing `seen` the value as replay read it, so that a host folding the
     /// same record (the inspector's lifecycles) reads it once: called exactly once when the
     /// value decodes (before Kafka's object checks), never for a tombstone or a record under
     /// the level record key (replay does not read those as values).
     #[inline(always)]
     pub(crate) fn apply_seen(
+        &mut self,
+        offset: i64,
+        key: Option<&[u8]>,
+        value: Option<&[u8]>,
+        seen: impl FnMut(Seen<'_, '_>),
+    ) -> Applied {
+        self.apply_as::<true>(offset, key, value, seen)
+    }
+
+    /// [`Store::apply_seen`]; `NAMED` false leaves the topic name out of a [`Skip::NotHeld`]
+    /// of a plain value (its id and number stay) and the key out of a [`Skip::Tombstone`], for
+    /// [`Store::apply_code`] alone.
+    #[inline(always)]
+    fn apply_as<const NAMED: bool>(
         &mut self,
         offset: i64,
         key: Option<&[u8]>,
@@ -374,7 +402,9 @@ impl Store {
                 self.forget_key(&k);
             }
             return Applied::Skipped(Skip::Tombstone {
-                key: key.map(|k| String::from_utf8_lossy(k).into_owned()),
+                key: key
+                    .filter(|_| NAMED)
+                    .map(|k| String::from_utf8_lossy(k).into_owned()),
             });
         };
         let plain = read_plain(value);
@@ -382,6 +412,9 @@ impl Store {
         let shown = plain.is_some();
         if let Some(p) = &plain {
             seen(Seen::Plain(p));
+            if let Some(skipped) = self.not_held::<NAMED>(p) {
+                return skipped;
+            }
         }
         if let Some(p) = plain {
             // A key takes this way too when it parses and names this very record; any other
@@ -508,6 +541,40 @@ impl Store {
                 Some(self.apply_update(offset, part, &upd, key.as_ref(), v1))
             }
         }
+    }
+
+    /// [`Skip::NotHeld`] for a plain value of a partition a store of held partitions does not
+    /// hold, once Kafka's object checks pass ([`plain_checked`]); `None` otherwise. Every way
+    /// [`Store::apply_seen`] could take from there ends in [`Store::admit`]'s `NotHeld`, whatever
+    /// the key: the plain way when the key fits; else the full way, whose `validate` and
+    /// `from_record` check what `plain_checked` checked (the sorted epochs stay non-empty), a
+    /// held key of an unheld partition is a no-op, and a key's problem is reported only with a
+    /// record that applied. So most records a broker reads (of partitions it does not host) are
+    /// skipped without parsing their key or building their metadata.
+    #[inline(always)]
+    fn not_held<const NAMED: bool>(&self, p: &Plain<'_>) -> Option<Applied> {
+        let part = match p {
+            Plain::Segment { part, .. } | Plain::Update { part, .. } => *part,
+        };
+        (self.held_only
+            && plain_checked(p)
+            && self
+                .partitions
+                .get(part.topic_id, part.partition, part.name.as_bytes())
+                .is_none())
+        .then(|| {
+            Applied::Skipped(Skip::NotHeld {
+                partition: if NAMED {
+                    owned(part)
+                } else {
+                    TopicIdPartition {
+                        topic_id: part.topic_id,
+                        topic: String::new(),
+                        partition: part.partition,
+                    }
+                },
+            })
+        })
     }
 
     /// The partition's slot, loaded if new, unless the record is a re-delivery (Kafka's
@@ -933,6 +1000,25 @@ impl Store {
 }
 
 /// The user partition, owned, for a report.
+/// Whether a plain value passes Kafka's object checks, as [`Store::apply_plain`] checks them
+/// (a known state; a segment's offsets and leader epochs).
+#[inline(always)]
+fn plain_checked(p: &Plain<'_>) -> bool {
+    match p {
+        Plain::Segment {
+            start_offset,
+            end_offset,
+            leader_epochs,
+            state,
+            ..
+        } => {
+            SegmentState::from_id(*state).is_some()
+                && check_offsets_and_epochs(*start_offset, *end_offset, leader_epochs.len()).is_ok()
+        }
+        Plain::Update { state, .. } => SegmentState::from_id(*state).is_some(),
+    }
+}
+
 fn owned(part: PlainPartition<'_>) -> TopicIdPartition {
     TopicIdPartition {
         topic_id: part.topic_id,

@@ -422,6 +422,49 @@ fn keyed_records_read_plain_or_in_full_leave_the_same_state() {
     }
 }
 
+/// A broker's store skips a record of a partition it does not hold as NotHeld whatever its key
+/// (null, fitting, for another record, not a key at all), read plain or in full, and leaves no
+/// trace; a value Kafka's object checks refuse is still undecodable, as for a held partition.
+#[test]
+fn records_of_a_partition_not_held_are_skipped_whatever_their_key() {
+    use crate::key::RecordKey;
+    let key = |end: i64, update: bool| {
+        let k = RecordKey::new(tp().topic_id, "foo", 0, end, 0, update).map(|k| k.format());
+        Some(k.expect("a valid record key").into_bytes())
+    };
+    let mut in_full = started(3, 300, 399, &[(0, 300)]);
+    in_full.insert(27, 0x80); // a two-byte tag count: only the full reader reads it
+    assert!(crate::record::read_plain(&in_full).is_none());
+    let records: Vec<(Option<Vec<u8>>, Vec<u8>)> = vec![
+        (None, started(1, 0, 99, &[(0, 0)])),
+        (key(99, false), started(1, 0, 99, &[(0, 0)])),
+        (key(99, true), update(1, CopySegmentFinished)),
+        (key(12_345, false), started(2, 100, 199, &[(0, 100)])),
+        (key(199, false), update(2, CopySegmentFinished)),
+        (Some(b"not a key".to_vec()), update(2, DeleteSegmentStarted)),
+        (Some(b"not a key".to_vec()), in_full.clone()),
+        (None, in_full),
+    ];
+    let mut store = Store::held();
+    for (offset, (k, v)) in records.iter().enumerate() {
+        let a = store.apply(offset as i64, k.as_deref(), Some(v));
+        assert!(
+            matches!(&a, Applied::Skipped(Skip::NotHeld { partition }) if *partition == tp()),
+            "record {offset}: {a:?}"
+        );
+    }
+    // No leader epoch: refused by Kafka's object checks, plain or in full, held or not.
+    for k in [None, key(499, false), Some(b"not a key".to_vec())] {
+        let bad = started(4, 400, 499, &[]);
+        let a = store.apply(10, k.as_deref(), Some(&bad));
+        assert!(
+            matches!(a, Applied::Skipped(Skip::Undecodable(_))),
+            "{k:?}: {a:?}"
+        );
+    }
+    assert!(store.partitions().is_empty(), "and leave no trace");
+}
+
 /// Partitions sharing a topic id and number but not a name are distinct, and each keeps its own
 /// state when another is unloaded (which moves slots around) or named in between.
 #[test]

@@ -134,10 +134,11 @@ final class RecordApplier {
     private void notice(int mp, long[] offsets, byte[] outcomes) {
         int n = offsets.length;
         Map<Byte, List<Long>> notable = new HashMap<>();
+        int[] counts = new int[counters.length]; // added to the shared counters once a partition's poll, not once a record
         for (int i = 0; i < n; i++) {
             byte code = outcomes[i];
             if (code >= 0 && code < counters.length) {
-                counters[code].incrementAndGet();
+                counts[code]++;
             }
             switch (code) {
                 case Outcome.LEVEL_0: case Outcome.LEVEL_1: case Outcome.LEVEL_2:
@@ -149,6 +150,11 @@ final class RecordApplier {
                     break;
                 default:
                     notable.computeIfAbsent(code, k -> new ArrayList<>()).add(offsets[i]);
+            }
+        }
+        for (int c = 0; c < counts.length; c++) {
+            if (counts[c] > 0) {
+                counters[c].addAndGet(counts[c]);
             }
         }
         notable.forEach((code, at2) -> {
