@@ -30,7 +30,7 @@ help:
 	@echo "make demo   run the main job on embedded sample data"
 	@echo "make test   install what is needed, then run every test of every language"
 	@echo "make bench  run the criterion benchmarks"
-	@echo "make cross-test  the sdist built from source by pip in a fresh venv (slow)"
+	@echo "make cross-test  the sdist built from source by pip in a fresh venv (also in make test)"
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -157,8 +157,8 @@ tables:
 tables-check:
 	$(CARGO) run -q -p rlmeta-tables -- check
 
-# The slow portability check (not in make test: a full release build from source, minutes on 2
-# cores): the sdist built by pip in a fresh venv. The wheels and the aarch64 checks are in make test.
+# The portability check alone: the sdist built by pip in a fresh venv (a full release build from
+# source, about a minute on 2 cores; make test runs it too, after the wheels).
 .PHONY: cross-test
 cross-test: setup-arm64 $(CROSS_TESTS)
 

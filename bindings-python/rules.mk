@@ -104,8 +104,9 @@ bench-reconcile-inventory:
 #                   x86_64 one) in a fresh venv of CPython 3.9 (the oldest requires-python
 #                   allows): `rlmeta scan --json` of a real broker's segment equals the same wheel's
 #                   answer on $(VENV)'s Python; `kafka-remote-log-metadata-migration --help` runs
-#   sdist-test      (not in make test: a full release build from source, about a minute) the sdist
-#                   installs with pip in a fresh venv and its module decodes a vector
+#   sdist-test      (in make test, after the wheels; also `make cross-test`: a full release build from
+#                   source, about a minute) the sdist installs with pip in a fresh venv and its module
+#                   decodes a vector
 PY_DIST      := $(BUILD)/dist
 # the wheels' names (expanded when a recipe runs, after `wheels` made them)
 PY_WHEEL_aarch64 = $(wildcard $(PY_DIST)/rlmeta-*-cp39-abi3-*manylinux2014_aarch64*.whl)
@@ -176,5 +177,5 @@ sdist-test: wheels
 	  assert (got["apiKey"], got["version"], got["record"]) == (c["apiKey"], c["version"], c["record"]), got; print("sdist-test: 1 passed, 0 failed")'
 
 BINDING_TESTS += wheel-py39-test
-BINDING_TESTS += wheels wheel-aarch64-test
+BINDING_TESTS += wheels wheel-aarch64-test sdist-test
 CROSS_TESTS += sdist-test
