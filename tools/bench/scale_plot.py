@@ -11,6 +11,7 @@ point for it. No dependencies; no timing of its own.
 
 Usage: tools/bench/scale_plot.py OUT.svg LOG...
 """
+import math
 import re
 import statistics
 import sys
@@ -57,7 +58,6 @@ def panel(x0, title, unit, runs, key, labels):
     xs = sorted({r["records"] for r in runs})
     ymax = max([r[key][k] for r in runs for k in r[key] if k in labels] + [1e-9]) * 1.15
     lo, hi = min(xs) / 1.5, max(xs) * 1.5
-    import math
 
     def px(n):
         return x0 + left + (math.log(n) - math.log(lo)) / (math.log(hi) - math.log(lo)) * w

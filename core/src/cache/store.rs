@@ -999,7 +999,6 @@ impl Store {
     }
 }
 
-/// The user partition, owned, for a report.
 /// Whether a plain value passes Kafka's object checks, as [`Store::apply_plain`] checks them
 /// (a known state; a segment's offsets and leader epochs).
 #[inline(always)]
@@ -1019,6 +1018,7 @@ fn plain_checked(p: &Plain<'_>) -> bool {
     }
 }
 
+/// The user partition, owned, for a report.
 fn owned(part: PlainPartition<'_>) -> TopicIdPartition {
     TopicIdPartition {
         topic_id: part.topic_id,
