@@ -113,11 +113,9 @@ class BackfillTest {
                 KafkaCluster.await("broker " + b + " plugin initialized", Duration.ofSeconds(60),
                         () -> !c.logLines(b, "rlmeta RLMM initialized on broker " + b).isEmpty());
             }
-            try { // spreads the leaders over the 3 brokers again (the rolling restart moved them)
-                admin.electLeaders(ElectionType.PREFERRED, null).partitions().get(60, TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException e) {
-                KafkaCluster.log("preferred election: %s", e.getCause());
-            }
+            // spreads the leaders over the 3 brokers again: broker 1, back first, leads every partition until
+            // the others rejoin the ISR, and an election before that leaves broker 2 leading nothing to backfill
+            awaitPreferredLeaders(admin, List.of(TOPIC, DELETED));
             Thread.sleep(1500); // several backfill checks at level 0
             for (int b : List.of(1, 2, 3)) {
                 assertTrue(c.logLines(b, "rlmeta RLMM backfilled").isEmpty(), "a backfill at level 0 on broker " + b);
@@ -289,6 +287,30 @@ class BackfillTest {
             }
         }
         return null;
+    }
+
+    /** Elects the preferred leaders of the topics' partitions again and again until each leads its partition. */
+    static void awaitPreferredLeaders(Admin admin, List<String> topics) throws Exception {
+        KafkaCluster.await("every partition of " + topics + " led by its preferred replica", Duration.ofSeconds(120),
+                () -> {
+                    try {
+                        admin.electLeaders(ElectionType.PREFERRED, null).partitions().get(30, TimeUnit.SECONDS);
+                    } catch (Exception e) {
+                        // not yet electable (the preferred replica still catching up), retried
+                    }
+                    try {
+                        for (TopicDescription d : admin.describeTopics(topics).allTopicNames().get().values()) {
+                            for (var p : d.partitions()) {
+                                if (p.leader() == null || p.leader().id() != p.replicas().get(0).id()) {
+                                    return false;
+                                }
+                            }
+                        }
+                        return true;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                });
     }
 
     static void moveLeader(Admin admin, TopicPartition tp, int to) throws Exception {
