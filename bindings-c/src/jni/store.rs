@@ -420,6 +420,17 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeIsInitialized<'l>(
     })
 }
 
+/// The native bytes the store holds by its own account (`Store::memory`, allocator overhead
+/// excluded): what the plugin reports as its off-heap cache.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeMemoryBytes<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+) -> jlong {
+    call(env, |env| read(env, h, |s| Ok(s.memory().total() as jlong)))
+}
+
 /// How many deleted segments of a partition came back (`Store::resurrections`); 0 if not held.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeResurrections<'l>(

@@ -207,6 +207,21 @@ public final class MetadataStore implements AutoCloseable {
     }
 
     /**
+     * The native bytes this store holds, by the core's own account of its structures (the
+     * allocator's overhead and freed memory it keeps are not counted): the cache outside the JVM
+     * heap. Walks every held segment under the read lock (applies wait meanwhile): read it at
+     * intervals, not per lookup.
+     */
+    public long memoryBytes() {
+        long h = enter();
+        try {
+            return nativeMemoryBytes(h);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
      * How many segments of a user partition this store saw deleted and a later record brought back
      * (the core's {@code Store::resurrections}: a deposed leader's late backfill); 0 for a partition
      * not held. The leader's {@link #planBackfill} deletes them again before anything else.
@@ -409,6 +424,8 @@ public final class MetadataStore implements AutoCloseable {
     private static native boolean nativeMarkInitialized(long h, long msb, long lsb, String topic, int partition);
     private static native boolean nativeIsInitialized(long h, long msb, long lsb, int partition);
     private static native int nativeResurrections(long h, long msb, long lsb, int partition);
+
+    private static native long nativeMemoryBytes(long h);
     private static native void nativeUnloadPartition(long h, long msb, long lsb, int partition);
     private static native byte[] nativeSegmentFor(long h, long msb, long lsb, int partition, int epoch, long offset);
     private static native long nativeHighestOffsetForEpoch(long h, long msb, long lsb, int partition, int epoch);

@@ -429,6 +429,50 @@ class MetadataStoreTest {
         System.out.println("MetadataStore: not found, bad layouts, nulls, undecodable events, bad levels are typed");
     }
 
+    /**
+     * memoryBytes over JNI: the core's account of the native store, which the plugin reports as
+     * its off-heap cache: nothing for an empty store or for records of partitions a broker's store
+     * does not hold, more with every segment held, less once a partition is unloaded.
+     */
+    @Test
+    void memoryBytesCountsWhatTheStoreHolds() {
+        try (MetadataStore s = new MetadataStore(true)) {
+            assertEquals(0, s.memoryBytes(), "an empty store");
+            Batch other = new Batch();
+            Uuid notHeld = new Uuid(7, 7);
+            for (int i = 0; i < 50; i++) {
+                RemoteLogSegmentMetadata m = new RemoteLogSegmentMetadata(
+                        new RemoteLogSegmentId(new TopicIdPartition(notHeld, new TopicPartition("other", 0)),
+                                new Uuid(8, i + 1)), i * 10L, i * 10L + 9, 1_700_000_000_000L, 1, 1_700_000_000_001L,
+                        1024, Optional.empty(), RemoteLogSegmentState.COPY_SEGMENT_STARTED, Map.of(0, i * 10L));
+                other.add(i, null, SERDE.serialize(m));
+            }
+            other.applyTo(s);
+            assertEquals(0, s.memoryBytes(), "records of a partition the store does not hold");
+
+            s.loadPartition(MSB, LSB, "orders", 0);
+            long loaded = s.memoryBytes();
+            assertTrue(loaded > 0, "a loaded partition's slot: " + loaded);
+            long[] after = new long[3];
+            for (int round = 0; round < 3; round++) {
+                Batch b = new Batch();
+                for (int i = 0; i < 100; i++) {
+                    int n = round * 100 + i;
+                    b.add(100 + n, null, SERDE.serialize(started(new Uuid(9, n + 1), n * 10L, n * 10L + 9, 1)));
+                }
+                b.applyTo(s);
+                after[round] = s.memoryBytes();
+            }
+            // a segment row alone is 104 bytes (the core's layout test); growth is in chunks
+            assertTrue(after[0] >= loaded + 100 * 104, "100 segments: " + loaded + " -> " + after[0]);
+            assertTrue(after[2] > after[0] && after[2] >= loaded + 300 * 104, "300 segments: " + after[2]);
+            s.unloadPartition(MSB, LSB, 0);
+            assertTrue(s.memoryBytes() < loaded + 104, "unloaded: " + s.memoryBytes() + " (loaded empty: " + loaded + ")");
+            System.out.printf("MetadataStore: memoryBytes %d empty, %d with 300 segments held, %d unloaded%n", loaded,
+                    after[2], s.memoryBytes());
+        }
+    }
+
     @Test
     void unloadForgetsAndCloseIsFinal() {
         MetadataStore s = new MetadataStore();

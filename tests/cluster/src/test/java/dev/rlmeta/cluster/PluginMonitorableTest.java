@@ -177,6 +177,8 @@ class PluginMonitorableTest {
         assertEquals(1L, kafka.get("serving"));
         assertEquals(0L, kafka.get("rebuilds"));
         assertEquals(0L, kafka.get("consumer-restarts"));
+        assertEquals(mbs.getAttribute(ours, "StoreBytes"), kafka.get("store-bytes"), "store-bytes");
+        assertTrue((Long) kafka.get("store-bytes") > 0, "the native store holds mon-t-0");
         System.out.printf("[monitorable] Kafka 4.4.0, the jar in libs/, class.name %s: %d Kafka metrics under "
                 + "kafka.server:type=plugins,config=remote.log.metadata.manager.class.name,class=%s, named as the "
                 + "MBean's %d attributes %s, with its values: %s; e.g. %s%n", CLASS, kafka.size(), CLASS, names.size(),
@@ -249,7 +251,10 @@ class PluginMonitorableTest {
                         >= before.value("rlmeta_rlmm_metadata_partition_remote_segments", mp) + 3
                         && s.sum("rlmeta_rlmm_metadata_records_total") >= before.sum("rlmeta_rlmm_metadata_records_total") + 6
                         && s.value("rlmeta_rlmm_metadata_partition_applied_offset", mp)
-                        >= before.value("rlmeta_rlmm_metadata_partition_applied_offset", mp) + 6);
+                        >= before.value("rlmeta_rlmm_metadata_partition_applied_offset", mp) + 6
+                        // a new held partition with 3 segments: more native memory (recounted every 10 s)
+                        && s.value("rlmeta_rlmm_store_native_bytes", Map.of())
+                        > before.value("rlmeta_rlmm_store_native_bytes", Map.of()));
         assertEquals(1.0, tiered.value("rlmeta_rlmm_metadata_partition_initialized", mp));
         assertEquals(2.0, tiered.value("rlmeta_rlmm_metadata_partition_write_level", mp));
         assertTrue(tiered.value("rlmeta_rlmm_metadata_partition_lag_records", mp) >= 0, "lag " + tiered.series);

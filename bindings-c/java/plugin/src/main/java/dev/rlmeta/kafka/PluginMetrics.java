@@ -61,6 +61,8 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
 
     /** How long a count of the store's segments is reused: every partition's MBean reads it. */
     static final long SEGMENTS_CACHE_NANOS = 1_000_000_000L;
+    /** How long the store's memory account is reused: it walks every held segment under the store's read lock. */
+    static final long STORE_BYTES_CACHE_NANOS = 10_000_000_000L;
 
     private final MetadataConsumer consumer;
     private final int numPartitions;
@@ -76,6 +78,8 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
     private final List<ObjectName> tagged = new ArrayList<>();
     private long[] segmentCounts;
     private long segmentsCountedAt;
+    private long storeBytes = -1; // -1 until counted
+    private long storeBytesCountedAt;
 
     /**
      * @param store the store lookups use now (replaced on a rebuild; null once closed)
@@ -377,6 +381,30 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
             segmentsCountedAt = now;
         }
         return a.clone();
+    }
+
+    @Override
+    public long getStoreBytes() {
+        long now = System.nanoTime();
+        synchronized (this) {
+            if (storeBytes >= 0 && now - storeBytesCountedAt < STORE_BYTES_CACHE_NANOS) {
+                return storeBytes;
+            }
+        }
+        MetadataStore s = store.get();
+        long bytes;
+        try {
+            bytes = s == null ? 0 : s.memoryBytes();
+        } catch (IllegalStateException | RlMetaException e) { // replaced (a rebuild) or closed under us
+            synchronized (this) {
+                return Math.max(storeBytes, 0);
+            }
+        }
+        synchronized (this) {
+            storeBytes = bytes;
+            storeBytesCountedAt = now;
+        }
+        return bytes;
     }
 
     @Override

@@ -44,6 +44,9 @@ public interface RemoteLogMetadataManagerMXBean {
     @Doc("Per metadata partition: remote segments the store lists (Kafka's listRemoteLogSegments) for the initialized user partitions this broker holds in it.")
     long[] getSegments();
 
+    @Doc("Bytes of native memory (outside the JVM heap) the metadata cache holds, by the core's own account of its structures (the allocator's overhead not counted); recounted at most every 10 s.")
+    long getStoreBytes();
+
     @Doc("Milliseconds from configure() until every user partition first held was initialized (read to its metadata partition's end), or -1 until then.")
     long getBootstrapTimeMs();
 
