@@ -384,6 +384,18 @@ class BootstrapBenchmark {
         }
     }
 
+    /** The plugin's StoreBytes (its MBean in this JVM: the native store's own account), or -1 if none is registered. */
+    static long storeBytes() throws Exception {
+        javax.management.MBeanServer mbs = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+        for (javax.management.ObjectName n : mbs.queryNames(
+                new javax.management.ObjectName("dev.rlmeta:type=RemoteLogMetadataManager,*"), null)) {
+            if (n.getKeyProperty("topic") == null && n.getKeyProperty("outcome") == null) {
+                return (Long) mbs.getAttribute(n, "StoreBytes");
+            }
+        }
+        return -1;
+    }
+
     /** Seconds from start() to isReady() for every hosted partition. */
     static double bootstrap(String name, RemoteLogMetadataManager rlmm, List<TopicIdPartition> tps) throws Exception {
         List<TopicIdPartition> hosted = tps.subList(0, hostedNow);
@@ -404,6 +416,7 @@ class BootstrapBenchmark {
         Thread.sleep(2000);
         lookups.finish();
         long[] after = memory();
+        long store = rlmm instanceof RlmetaRemoteLogMetadataManager ? storeBytes() : -1;
         Map<TopicIdPartition, String> answers = answers(rlmm, hosted);
         rlmm.close();
         long live = answers.values().stream().mapToLong(a -> a.chars().filter(ch -> ch == '\n').count()).sum();
@@ -412,9 +425,11 @@ class BootstrapBenchmark {
         double outsideMb = (after[1] - before[1]) / 1024.0;
         say("%s: ready for %d hosted partitions (of %d in the history) in %.3f s; %d live segments; retained heap %.1f MB, "
                 + "anonymous memory outside the heap +%.1f MB: %.0f bytes per hosted live segment beyond the fixed cost; "
-                + "lookups during the bootstrap %s; after %s (load %s)", name, hosted.size(), tps.size(), secs, live, heapMb,
+                + "lookups during the bootstrap %s; after %s (load %s)%s", name, hosted.size(), tps.size(), secs, live, heapMb,
                 outsideMb, (after[0] - before[0] + (after[1] - before[1]) * 1024.0 - fixedCost.getOrDefault(rlmm.getClass(), 0L))
-                        / Math.max(1, live), lookups.during.line(), lookups.after.line(), load());
+                        / Math.max(1, live), lookups.during.line(), lookups.after.line(), load(),
+                store < 0 ? "" : String.format("; the native store by its own account (StoreBytes) %.1f MB: %.0f bytes per "
+                        + "hosted live segment", store / 1048576.0, (double) store / Math.max(1, live)));
         if (stockAnswers == null && rlmm instanceof TopicBasedRemoteLogMetadataManager) {
             // the stock manager lists exactly the generator's live segments: the reference holds
             if (live != (long) LIVE_PER_PARTITION * hosted.size()) {
