@@ -522,6 +522,24 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeSegments<'l>(
     })
 }
 
+/// How many segments `nativeSegments` would list (`Store::segment_count`), none of them encoded.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeSegmentCount<'l>(
+    env: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    h: jlong,
+    msb: jlong,
+    lsb: jlong,
+    p: jint,
+) -> jint {
+    call(env, |env| {
+        read(env, h, |s| {
+            let n = s.segment_count(&partition(s, msb, lsb, p)?)?;
+            Ok(jint::try_from(n).unwrap_or(jint::MAX))
+        })
+    })
+}
+
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeSegmentsForEpoch<'l>(
     env: EnvUnowned<'l>,

@@ -279,6 +279,19 @@ public final class MetadataStore implements AutoCloseable {
         }
     }
 
+    /**
+     * How many segments {@link #segments} lists for a user partition (same exceptions), without
+     * encoding them: what a metric counts.
+     */
+    public int segmentCount(long msb, long lsb, int partition) {
+        long h = enter();
+        try {
+            return nativeSegmentCount(h, msb, lsb, partition);
+        } finally {
+            exit();
+        }
+    }
+
     /** Kafka's {@code listRemoteLogSegments(tp, epoch)}, by start offset. */
     public byte[][] segmentsForEpoch(long msb, long lsb, int partition, int epoch) {
         long h = enter();
@@ -426,6 +439,8 @@ public final class MetadataStore implements AutoCloseable {
     private static native int nativeResurrections(long h, long msb, long lsb, int partition);
 
     private static native long nativeMemoryBytes(long h);
+
+    private static native int nativeSegmentCount(long h, long msb, long lsb, int partition);
     private static native void nativeUnloadPartition(long h, long msb, long lsb, int partition);
     private static native byte[] nativeSegmentFor(long h, long msb, long lsb, int partition, int epoch, long offset);
     private static native long nativeHighestOffsetForEpoch(long h, long msb, long lsb, int partition, int epoch);

@@ -430,12 +430,12 @@ class MetadataStoreTest {
     }
 
     /**
-     * memoryBytes over JNI: the core's account of the native store, which the plugin reports as
+     * memoryBytes and segmentCount over JNI. memoryBytes: the core's account of the native store, which the plugin reports as
      * its off-heap cache: nothing for an empty store or for records of partitions a broker's store
      * does not hold, more with every segment held, less once a partition is unloaded.
      */
     @Test
-    void memoryBytesCountsWhatTheStoreHolds() {
+    void memoryBytesAndSegmentCountOfAHeldPartition() {
         try (MetadataStore s = new MetadataStore(true)) {
             assertEquals(0, s.memoryBytes(), "an empty store");
             Batch other = new Batch();
@@ -466,6 +466,13 @@ class MetadataStoreTest {
             // a segment row alone is 104 bytes (the core's layout test); growth is in chunks
             assertTrue(after[0] >= loaded + 100 * 104, "100 segments: " + loaded + " -> " + after[0]);
             assertTrue(after[2] > after[0] && after[2] >= loaded + 300 * 104, "300 segments: " + after[2]);
+            // segmentCount: the listing's length without the listing, with its exceptions
+            assertThrows(RlMetaException.NotInitialized.class, () -> s.segments(MSB, LSB, 0));
+            assertThrows(RlMetaException.NotInitialized.class, () -> s.segmentCount(MSB, LSB, 0));
+            assertThrows(RlMetaException.NotFound.class, () -> s.segmentCount(7, 7, 0));
+            s.markInitialized(MSB, LSB, "orders", 0);
+            assertEquals(300, s.segmentCount(MSB, LSB, 0));
+            assertEquals(s.segments(MSB, LSB, 0).length, s.segmentCount(MSB, LSB, 0));
             s.unloadPartition(MSB, LSB, 0);
             assertTrue(s.memoryBytes() < loaded + 104, "unloaded: " + s.memoryBytes() + " (loaded empty: " + loaded + ")");
             System.out.printf("MetadataStore: memoryBytes %d empty, %d with 300 segments held, %d unloaded%n", loaded,

@@ -46,6 +46,8 @@ import org.apache.kafka.server.log.remote.storage.RemoteLogSegmentState;
  *   <li>{@code plugin after}: {@link MetadataStore#packedSegments} (a few 64 KiB arrays for the listing) and
  *       each value deserialized as the iterator reaches it (the plugin's {@code SegmentIterator}).</li>
  *   <li>the parts: the native call alone (array of arrays, packed) and the serde alone.</li>
+ *   <li>{@link MetadataStore#segmentCount}: what the plugin's {@code Segments} metric now calls per held
+ *       partition (it called the array-of-arrays listing and took its length).</li>
  * </ul>
  * Each way runs to the end, and (the epoch listing) only to its first segment, as the expiration
  * task's retention loop reads it on a partition that retention keeps whole.
@@ -106,6 +108,8 @@ public final class ListingBenchmark {
             time("plugin before (tp)", n, calls, rounds, () -> walk(before(store.segments(MSB, LSB, 7))));
             time("plugin after (tp)", n, calls, rounds, () -> walk(after(store.packedSegments(MSB, LSB, 7))));
             time("  native byte[][] (tp)", n, calls, rounds, () -> store.segments(MSB, LSB, 7).length);
+            time("  segmentCount (tp): the Segments metric's count", n, calls, rounds,
+                    () -> store.segmentCount(MSB, LSB, 7));
             time("  native packed (tp)", n, calls, rounds, () -> {
                 PackedValues v = store.packedSegments(MSB, LSB, 7);
                 return v.hasNext() ? 1 : 0;

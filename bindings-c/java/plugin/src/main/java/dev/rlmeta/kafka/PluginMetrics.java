@@ -366,8 +366,8 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
         }
         for (TopicIdPartition tp : held) {
             try {
-                a[RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions)] += s.segments(
-                        tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(), tp.partition()).length;
+                a[RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions)] += s.segmentCount(
+                        tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(), tp.partition());
             } catch (RlMetaException.NotInitialized | RlMetaException.NotFound e) {
                 // not read to its end yet, or unloaded meanwhile: no segments to serve
             } catch (IllegalStateException | RlMetaException e) { // replaced (a rebuild) or closed under us
