@@ -428,7 +428,11 @@ pub extern "system" fn Java_dev_rlmeta_MetadataStore_nativeMemoryBytes<'l>(
     _class: JClass<'l>,
     h: jlong,
 ) -> jlong {
-    call(env, |env| read(env, h, |s| Ok(s.memory().total() as jlong)))
+    call(env, |env| {
+        read(env, h, |s| {
+            Ok(jlong::try_from(s.memory().total()).unwrap_or(jlong::MAX))
+        })
+    })
 }
 
 /// How many deleted segments of a partition came back (`Store::resurrections`); 0 if not held.

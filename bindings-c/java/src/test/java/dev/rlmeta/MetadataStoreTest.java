@@ -430,9 +430,10 @@ class MetadataStoreTest {
     }
 
     /**
-     * memoryBytes and segmentCount over JNI. memoryBytes: the core's account of the native store, which the plugin reports as
-     * its off-heap cache: nothing for an empty store or for records of partitions a broker's store
-     * does not hold, more with every segment held, less once a partition is unloaded.
+     * memoryBytes and segmentCount over JNI. memoryBytes, the core's account of the native store
+     * (the plugin's off-heap cache): nothing for an empty store or for records of partitions a
+     * broker's store does not hold, more with every segment held, less once a partition is
+     * unloaded. segmentCount: the listing's length, with the listing's exceptions.
      */
     @Test
     void memoryBytesAndSegmentCountOfAHeldPartition() {

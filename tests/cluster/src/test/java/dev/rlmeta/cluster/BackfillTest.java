@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -33,6 +34,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -115,7 +117,8 @@ class BackfillTest {
             }
             // spreads the leaders over the 3 brokers again: broker 1, back first, leads every partition until
             // the others rejoin the ISR, and an election before that leaves broker 2 leading nothing to backfill
-            awaitPreferredLeaders(admin, List.of(TOPIC, DELETED));
+            electPreferredUntil(admin, "every partition of " + TOPIC + " and " + DELETED + " led by its preferred replica",
+                    null, List.of(TOPIC, DELETED), p -> p.leader() != null && p.leader().id() == p.replicas().get(0).id());
             Thread.sleep(1500); // several backfill checks at level 0
             for (int b : List.of(1, 2, 3)) {
                 assertTrue(c.logLines(b, "rlmeta RLMM backfilled").isEmpty(), "a backfill at level 0 on broker " + b);
@@ -289,28 +292,29 @@ class BackfillTest {
         return null;
     }
 
-    /** Elects the preferred leaders of the topics' partitions again and again until each leads its partition. */
-    static void awaitPreferredLeaders(Admin admin, List<String> topics) throws Exception {
-        KafkaCluster.await("every partition of " + topics + " led by its preferred replica", Duration.ofSeconds(120),
-                () -> {
-                    try {
-                        admin.electLeaders(ElectionType.PREFERRED, null).partitions().get(30, TimeUnit.SECONDS);
-                    } catch (Exception e) {
-                        // not yet electable (the preferred replica still catching up), retried
-                    }
-                    try {
-                        for (TopicDescription d : admin.describeTopics(topics).allTopicNames().get().values()) {
-                            for (var p : d.partitions()) {
-                                if (p.leader() == null || p.leader().id() != p.replicas().get(0).id()) {
-                                    return false;
-                                }
-                            }
-                        }
-                        return true;
-                    } catch (Exception e) {
+    /**
+     * Elects the preferred leaders of {@code partitions} (every partition if null) again and again, for
+     * up to 120 s, until every partition of {@code topics} satisfies {@code led}.
+     */
+    static void electPreferredUntil(Admin admin, String what, Set<TopicPartition> partitions, List<String> topics,
+                                    Predicate<TopicPartitionInfo> led) {
+        KafkaCluster.await(what, Duration.ofSeconds(120), () -> {
+            try {
+                admin.electLeaders(ElectionType.PREFERRED, partitions).partitions().get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                // already the preferred leader, or not yet electable (the replica still catching up): retried
+            }
+            try {
+                for (TopicDescription d : admin.describeTopics(topics).allTopicNames().get().values()) {
+                    if (!d.partitions().stream().allMatch(led)) {
                         return false;
                     }
-                });
+                }
+                return true;
+            } catch (Exception e) {
+                return false;
+            }
+        });
     }
 
     static void moveLeader(Admin admin, TopicPartition tp, int to) throws Exception {
@@ -324,20 +328,8 @@ class BackfillTest {
         });
         admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(replicas))))
                 .all().get(60, TimeUnit.SECONDS);
-        KafkaCluster.await(tp + " led by broker " + to, Duration.ofSeconds(60), () -> {
-            try {
-                admin.electLeaders(ElectionType.PREFERRED, Set.of(tp)).partitions().get(30, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                // already the preferred leader, or not yet electable
-            }
-            try {
-                TopicDescription now = admin.describeTopics(List.of(tp.topic())).allTopicNames().get().get(tp.topic());
-                var leader = now.partitions().get(tp.partition()).leader();
-                return leader != null && leader.id() == to;
-            } catch (Exception e) {
-                return false;
-            }
-        });
+        electPreferredUntil(admin, tp + " led by broker " + to, Set.of(tp), List.of(tp.topic()),
+                p -> p.partition() != tp.partition() || p.leader() != null && p.leader().id() == to);
     }
 
     static void writeLevelRecords(KafkaCluster c, int level) throws Exception {

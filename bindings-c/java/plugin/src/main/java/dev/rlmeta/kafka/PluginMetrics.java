@@ -76,10 +76,8 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
     private volatile String initError;
     private ObjectName registered;
     private final List<ObjectName> tagged = new ArrayList<>();
-    private long[] segmentCounts;
-    private long segmentsCountedAt;
-    private long storeBytes = -1; // -1 until counted
-    private long storeBytesCountedAt;
+    private final Recounted<long[]> segmentCounts;
+    private final Recounted<Long> storeBytes = new Recounted<>(STORE_BYTES_CACHE_NANOS, () -> 0L);
 
     /**
      * @param store the store lookups use now (replaced on a rebuild; null once closed)
@@ -91,6 +89,7 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
         this.guard = guard;
         this.consumer = consumer;
         this.numPartitions = numPartitions;
+        this.segmentCounts = new Recounted<>(SEGMENTS_CACHE_NANOS, () -> new long[numPartitions]);
         this.backfill = backfill;
         this.topic = topic;
         this.brokerId = brokerId;
@@ -353,58 +352,69 @@ final class PluginMetrics implements RemoteLogMetadataManagerMXBean {
 
     @Override
     public long[] getSegments() {
-        long now = System.nanoTime();
-        synchronized (this) {
-            if (segmentCounts != null && now - segmentsCountedAt < SEGMENTS_CACHE_NANOS) {
-                return segmentCounts.clone();
+        return segmentCounts.get(() -> {
+            long[] a = new long[numPartitions];
+            MetadataStore s = store.get();
+            if (s == null) {
+                return a;
             }
-        }
-        long[] a = new long[numPartitions];
-        MetadataStore s = store.get();
-        if (s == null) {
-            return a;
-        }
-        for (TopicIdPartition tp : held) {
-            try {
-                a[RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions)] += s.segmentCount(
-                        tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(), tp.partition());
-            } catch (RlMetaException.NotInitialized | RlMetaException.NotFound e) {
-                // not read to its end yet, or unloaded meanwhile: no segments to serve
-            } catch (IllegalStateException | RlMetaException e) { // replaced (a rebuild) or closed under us
-                synchronized (this) {
-                    return segmentCounts != null ? segmentCounts.clone() : new long[numPartitions];
+            for (TopicIdPartition tp : held) {
+                try {
+                    a[RlmetaRemoteLogMetadataManager.metadataPartition(tp, numPartitions)] += s.segmentCount(
+                            tp.topicId().getMostSignificantBits(), tp.topicId().getLeastSignificantBits(), tp.partition());
+                } catch (RlMetaException.NotInitialized | RlMetaException.NotFound e) {
+                    // not read to its end yet, or unloaded meanwhile: no segments to serve
                 }
             }
-        }
-        synchronized (this) {
-            segmentCounts = a;
-            segmentsCountedAt = now;
-        }
-        return a.clone();
+            return a;
+        }).clone();
     }
 
     @Override
     public long getStoreBytes() {
-        long now = System.nanoTime();
-        synchronized (this) {
-            if (storeBytes >= 0 && now - storeBytesCountedAt < STORE_BYTES_CACHE_NANOS) {
-                return storeBytes;
-            }
+        return storeBytes.get(() -> {
+            MetadataStore s = store.get();
+            return s == null ? 0L : s.memoryBytes();
+        });
+    }
+
+    /**
+     * A figure counted from the store at most once a period (every MBean of a scrape reads it, and a
+     * count holds the store's read lock); the last count, or the empty one, if the store is replaced
+     * (a rebuild) or closed under a count.
+     */
+    private static final class Recounted<T> {
+        private final long periodNanos;
+        private final Supplier<T> empty;
+        private T value;
+        private long countedAt;
+
+        Recounted(long periodNanos, Supplier<T> empty) {
+            this.periodNanos = periodNanos;
+            this.empty = empty;
         }
-        MetadataStore s = store.get();
-        long bytes;
-        try {
-            bytes = s == null ? 0 : s.memoryBytes();
-        } catch (IllegalStateException | RlMetaException e) { // replaced (a rebuild) or closed under us
+
+        T get(Supplier<T> count) {
+            long now = System.nanoTime();
             synchronized (this) {
-                return Math.max(storeBytes, 0);
+                if (value != null && now - countedAt < periodNanos) {
+                    return value;
+                }
             }
+            T v;
+            try {
+                v = count.get();
+            } catch (IllegalStateException | RlMetaException e) { // replaced (a rebuild) or closed under us
+                synchronized (this) {
+                    return value != null ? value : empty.get();
+                }
+            }
+            synchronized (this) {
+                value = v;
+                countedAt = now;
+            }
+            return v;
         }
-        synchronized (this) {
-            storeBytes = bytes;
-            storeBytesCountedAt = now;
-        }
-        return bytes;
     }
 
     @Override
