@@ -15,6 +15,7 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
@@ -33,10 +34,13 @@ import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -291,6 +295,37 @@ public final class ClusterChecks {
                 assigned |= pos >= 0;
             }
             return assigned;
+        });
+    }
+
+    /**
+     * Reassigns partitions and waits until the controller lists no reassignment of them under way and a
+     * broker's metadata shows each target replica set, in order, with every replica in sync. The two
+     * answers come from different places (the controller, a broker's metadata cache), so an empty
+     * reassignment list alone may still be followed by a description of the old replicas.
+     */
+    public static void reassign(Admin admin, Map<TopicPartition, List<Integer>> targets, Duration limit) throws Exception {
+        Map<TopicPartition, Optional<NewPartitionReassignment>> r = new HashMap<>();
+        targets.forEach((tp, t) -> r.put(tp, Optional.of(new NewPartitionReassignment(t))));
+        admin.alterPartitionReassignments(r).all().get(30, TimeUnit.SECONDS);
+        Set<String> topics = targets.keySet().stream().map(TopicPartition::topic).collect(Collectors.toSet());
+        KafkaCluster.await("reassignment of " + targets, limit, () -> {
+            try {
+                if (!admin.listPartitionReassignments(targets.keySet()).reassignments().get(30, TimeUnit.SECONDS).isEmpty()) {
+                    return false;
+                }
+                Map<String, TopicDescription> d = admin.describeTopics(topics).allTopicNames().get(30, TimeUnit.SECONDS);
+                for (Map.Entry<TopicPartition, List<Integer>> e : targets.entrySet()) {
+                    TopicPartitionInfo i = d.get(e.getKey().topic()).partitions().get(e.getKey().partition());
+                    if (!i.replicas().stream().map(n -> n.id()).toList().equals(e.getValue())
+                            || i.isr().size() != e.getValue().size()) {
+                        return false;
+                    }
+                }
+                return true;
+            } catch (Exception e) {
+                return false;
+            }
         });
     }
 

@@ -22,7 +22,6 @@ import java.util.stream.Collectors;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -163,28 +162,8 @@ class ReassignmentTest {
         return Tiered.offsets(admin, topic, partitionCount.get(topic), OffsetSpec.latest()).get(new TopicPartition(topic, p));
     }
 
-    /** Reassigns partitions and waits until Kafka reports no reassignment under way and the targets in place. */
     static void reassign(Map<TopicPartition, List<Integer>> targets) throws Exception {
-        Map<TopicPartition, Optional<NewPartitionReassignment>> r = new HashMap<>();
-        targets.forEach((tp, t) -> r.put(tp, Optional.of(new NewPartitionReassignment(t))));
-        admin.alterPartitionReassignments(r).all().get(30, TimeUnit.SECONDS);
-        KafkaCluster.await("reassignment of " + targets, MOVE_WAIT, () -> {
-            try {
-                if (!admin.listPartitionReassignments(targets.keySet()).reassignments().get(30, TimeUnit.SECONDS).isEmpty()) {
-                    return false;
-                }
-                for (Map.Entry<TopicPartition, List<Integer>> e : targets.entrySet()) {
-                    TopicPartitionInfo i = info(e.getKey().topic(), e.getKey().partition());
-                    if (!i.replicas().stream().map(n -> n.id()).toList().equals(e.getValue())
-                            || i.isr().size() != e.getValue().size()) {
-                        return false;
-                    }
-                }
-                return true;
-            } catch (Exception e) {
-                return false;
-            }
-        });
+        ClusterChecks.reassign(admin, targets, MOVE_WAIT);
     }
 
     /** The uploads of a partition the file RSM finished (its journal's COPY lines): {start, end} each. */

@@ -20,7 +20,6 @@ import java.util.concurrent.TimeUnit;
 
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
@@ -189,17 +188,7 @@ class SoakTest {
                     Collections.shuffle(brokers, random);
                     target = List.copyOf(brokers.subList(0, t.rf()));
                 } while (target.equals(before));
-                admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(target)))).all()
-                        .get(30, TimeUnit.SECONDS);
-                List<Integer> to = target;
-                KafkaCluster.await("reassignment of " + tp + " to " + to, Duration.ofSeconds(120), () -> {
-                    try {
-                        return admin.listPartitionReassignments(Set.of(tp)).reassignments().get(30, TimeUnit.SECONDS).isEmpty();
-                    } catch (Exception e) {
-                        return false;
-                    }
-                });
-                assertEquals(target, replicas(tp), tp + " replicas after the reassignment");
+                ClusterChecks.reassign(admin, Map.of(tp, target), Duration.ofSeconds(120));
                 return tp + " reassigned " + before + " -> " + target + ", then " + electPreferred(Set.of(tp));
             }
             case PAUSE -> {
