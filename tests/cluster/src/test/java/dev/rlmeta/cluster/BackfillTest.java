@@ -18,7 +18,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -32,7 +31,6 @@ import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
@@ -117,7 +115,7 @@ class BackfillTest {
             }
             // spreads the leaders over the 3 brokers again: broker 1, back first, leads every partition until
             // the others rejoin the ISR, and an election before that leaves broker 2 leading nothing to backfill
-            electPreferredUntil(admin, "every partition of " + TOPIC + " and " + DELETED + " led by its preferred replica",
+            ClusterChecks.electPreferredUntil(admin, "every partition of " + TOPIC + " and " + DELETED + " led by its preferred replica",
                     null, List.of(TOPIC, DELETED), p -> p.leader() != null && p.leader().id() == p.replicas().get(0).id());
             Thread.sleep(1500); // several backfill checks at level 0
             for (int b : List.of(1, 2, 3)) {
@@ -292,31 +290,6 @@ class BackfillTest {
         return null;
     }
 
-    /**
-     * Elects the preferred leaders of {@code partitions} (every partition if null) again and again, for
-     * up to 120 s, until every partition of {@code topics} satisfies {@code led}.
-     */
-    static void electPreferredUntil(Admin admin, String what, Set<TopicPartition> partitions, List<String> topics,
-                                    Predicate<TopicPartitionInfo> led) {
-        KafkaCluster.await(what, Duration.ofSeconds(120), () -> {
-            try {
-                admin.electLeaders(ElectionType.PREFERRED, partitions).partitions().get(30, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                // already the preferred leader, or not yet electable (the replica still catching up): retried
-            }
-            try {
-                for (TopicDescription d : admin.describeTopics(topics).allTopicNames().get().values()) {
-                    if (!d.partitions().stream().allMatch(led)) {
-                        return false;
-                    }
-                }
-                return true;
-            } catch (Exception e) {
-                return false;
-            }
-        });
-    }
-
     static void moveLeader(Admin admin, TopicPartition tp, int to) throws Exception {
         TopicDescription d = admin.describeTopics(List.of(tp.topic())).allTopicNames().get().get(tp.topic());
         List<Integer> replicas = new ArrayList<>();
@@ -328,7 +301,7 @@ class BackfillTest {
         });
         admin.alterPartitionReassignments(Map.of(tp, Optional.of(new NewPartitionReassignment(replicas))))
                 .all().get(60, TimeUnit.SECONDS);
-        electPreferredUntil(admin, tp + " led by broker " + to, Set.of(tp), List.of(tp.topic()),
+        ClusterChecks.electPreferredUntil(admin, tp + " led by broker " + to, Set.of(tp), List.of(tp.topic()),
                 p -> p.partition() != tp.partition() || p.leader() != null && p.leader().id() == to);
     }
 

@@ -24,6 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -39,6 +40,7 @@ import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
@@ -319,6 +321,31 @@ public final class ClusterChecks {
                     TopicPartitionInfo i = d.get(e.getKey().topic()).partitions().get(e.getKey().partition());
                     if (!i.replicas().stream().map(n -> n.id()).toList().equals(e.getValue())
                             || i.isr().size() != e.getValue().size()) {
+                        return false;
+                    }
+                }
+                return true;
+            } catch (Exception e) {
+                return false;
+            }
+        });
+    }
+
+    /**
+     * Elects the preferred leaders of {@code partitions} (every partition if null) again and again, for
+     * up to 120 s, until every partition of {@code topics} satisfies {@code led}.
+     */
+    public static void electPreferredUntil(Admin admin, String what, Set<TopicPartition> partitions, List<String> topics,
+                                    Predicate<TopicPartitionInfo> led) {
+        KafkaCluster.await(what, Duration.ofSeconds(120), () -> {
+            try {
+                admin.electLeaders(ElectionType.PREFERRED, partitions).partitions().get(30, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                // already the preferred leader, or not yet electable (the replica still catching up): retried
+            }
+            try {
+                for (TopicDescription d : admin.describeTopics(topics).allTopicNames().get().values()) {
+                    if (!d.partitions().stream().allMatch(led)) {
                         return false;
                     }
                 }

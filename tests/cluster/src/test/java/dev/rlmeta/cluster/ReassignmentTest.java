@@ -12,7 +12,6 @@ import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -25,7 +24,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.Uuid;
@@ -347,16 +345,8 @@ class ReassignmentTest {
                 () -> uploads(RB, 0).stream().filter(u -> u[0] > away).count() >= 2);
         int awayUploads = (int) uploads(RB, 0).stream().filter(u -> u[1] >= end).count();
         reassign(Map.of(tp, List.of(3, 1, 2)));
-        Map<TopicPartition, Optional<Throwable>> elected = admin.electLeaders(ElectionType.PREFERRED, Set.of(tp))
-                .partitions().get(60, TimeUnit.SECONDS);
-        assertTrue(elected.get(tp).isEmpty() || leader(RB, 0) == 3, "preferred election of " + tp + ": " + elected);
-        KafkaCluster.await("broker 3 leads " + tp, Duration.ofSeconds(30), () -> {
-            try {
-                return leader(RB, 0) == 3;
-            } catch (Exception e) {
-                return false;
-            }
-        });
+        ClusterChecks.electPreferredUntil(admin, "broker 3 leads " + tp, Set.of(tp), List.of(RB),
+                i -> i.partition() != 0 || i.leader() != null && i.leader().id() == 3);
         long back = logEnd(RB, 0);
         awaitUploadsPast(RB, 0, back, "broker 3 came back and leads " + RB + "-0");
         say("(b) %s-0 [3,1,2] -> [1,2] (%d uploads by broker 1 while broker 3 read the metadata partition on) -> "
