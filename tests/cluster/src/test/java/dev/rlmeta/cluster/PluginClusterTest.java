@@ -327,15 +327,19 @@ class PluginClusterTest {
         int oldEpoch = leaderEpoch(topic, 0);
         long copiesBefore = Tiered.journalCount(c, "COPY", topic);
         assertTrue(c.stopBroker(oldLeader), "broker " + oldLeader + " did not stop cleanly");
+        // the leader and epoch of the description that showed the change: another broker's cache may lag
+        int[] seen = {oldLeader, oldEpoch};
         KafkaCluster.await(topic + " has a new leader", Duration.ofSeconds(60), () -> {
             try {
-                return leader(topic, 0) != oldLeader && leaderEpoch(topic, 0) > oldEpoch;
+                seen[0] = leader(topic, 0);
+                seen[1] = leaderEpoch(topic, 0);
+                return seen[0] != oldLeader && seen[1] > oldEpoch;
             } catch (Exception e) {
                 return false;
             }
         });
-        int newLeader = leader(topic, 0);
-        int newEpoch = leaderEpoch(topic, 0);
+        int newLeader = seen[0];
+        int newEpoch = seen[1];
         String bootstrap = c.brokerIds().stream().filter(b -> b != oldLeader).map(c::bootstrap).collect(Collectors.joining(","));
         Tiered.produce(bootstrap, topic, 1, 200, 200);
         KafkaCluster.await(topic + ": the new leader uploads", TIER_WAIT,
