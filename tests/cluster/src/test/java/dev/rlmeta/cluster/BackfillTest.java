@@ -115,8 +115,9 @@ class BackfillTest {
             }
             // spreads the leaders over the 3 brokers again: broker 1, back first, leads every partition until
             // the others rejoin the ISR, and an election before that leaves broker 2 leading nothing to backfill
-            ClusterChecks.electPreferredUntil(admin, "every partition of " + TOPIC + " and " + DELETED + " led by its preferred replica",
-                    null, List.of(TOPIC, DELETED), p -> p.leader() != null && p.leader().id() == p.replicas().get(0).id());
+            ClusterChecks.electPreferredUntil(admin,
+                    "every partition of " + TOPIC + " and " + DELETED + " led by its preferred replica", null,
+                    List.of(TOPIC, DELETED), p -> p.leader() != null && p.leader().id() == p.replicas().get(0).id());
             Thread.sleep(1500); // several backfill checks at level 0
             for (int b : List.of(1, 2, 3)) {
                 assertTrue(c.logLines(b, "rlmeta RLMM backfilled").isEmpty(), "a backfill at level 0 on broker " + b);

@@ -34,9 +34,9 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -336,7 +336,7 @@ public final class ClusterChecks {
      * up to 120 s, until every partition of {@code topics} satisfies {@code led}.
      */
     public static void electPreferredUntil(Admin admin, String what, Set<TopicPartition> partitions, List<String> topics,
-                                    Predicate<TopicPartitionInfo> led) {
+                                           Predicate<TopicPartitionInfo> led) {
         KafkaCluster.await(what, Duration.ofSeconds(120), () -> {
             try {
                 admin.electLeaders(ElectionType.PREFERRED, partitions).partitions().get(30, TimeUnit.SECONDS);
