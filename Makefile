@@ -128,6 +128,7 @@ tools/test-lane.sh "broker lane $(1)" $$start $(2) -- $(LANE_BUILT) CLUSTER_TARG
 endef
 test: $(LANE_PREFIX)
 	@echo "make test: $(BROKER_LANE_A) | $(BROKER_LANE_B) run beside the other tests (their output: $(BUILD)/test-broker-lane-{a,b}.log)"
+	@tools/disk-check.sh start
 	@start=$$(date +%s); rm -f $(LANE_SETUP); \
 	  $(call broker_lane,a,$(BROKER_LANE_A)) \
 	  $(call broker_lane,b,$(BROKER_LANE_B)) \

@@ -4,7 +4,8 @@
 # and goes on after a failure so that one run reports every failing suite. Targets named in
 # LANE_AFTER_SETUP wait first for the setup lane's verdict in LANE_SETUP ("ok" or "failed", written
 # once the wasm-bindgen CLI, valgrind, the arm64 user land and the wheel are installed); if it says
-# failed (or says nothing within an hour) they are reported as not run. Exits 1 if any target failed.
+# failed (or says nothing within an hour) they are reported as not run. After a failed target it asks
+# tools/disk-check.sh whether the disk is full. Exits 1 if any target failed.
 # It owns the order and the timing of a lane; what a target does is the Makefile's.
 #
 # Usage: tools/test-lane.sh NAME START_EPOCH TARGET... -- MAKE_ARG...
@@ -33,7 +34,7 @@ for t in "${targets[@]}"; do
     fi
   fi
   s=$(date +%s)
-  if "${MAKE:-make}" "${make_args[@]}" "$t"; then verdict=passed; else verdict=FAILED; rc=1; fi
+  if "${MAKE:-make}" "${make_args[@]}" "$t"; then verdict=passed; else verdict=FAILED; rc=1; tools/disk-check.sh failed; fi
   echo "$name: $t $verdict in $(( $(date +%s) - s )) s (ended $(( $(date +%s) - start )) s after the lanes' start)"
 done
 exit $rc
