@@ -8,7 +8,11 @@
 # are present. A measurement: prints the wall time and per-target start times, asserts nothing.
 # Destructive for the machine: removes valgrind, qemu-user-static, libc6-arm64-cross,
 # chromium-headless-shell and the wasm32/aarch64 rustup targets (the run installs them again).
-# Env: COLD_DIR (default: a new mktemp -d), COLD_KEEP_APT=1 keeps the Debian packages.
+# It also samples the disk the clone and its caches take (every 30 s) and prints the peak. Its log is
+# copied to build/bench-cold-test.log and its directory deleted at the end (a cold run leaves about
+# 7 GiB, and kept runs filled the disk a CI run then needed), unless COLD_KEEP=1.
+# Env: COLD_DIR (default: a new mktemp -d), COLD_KEEP_APT=1 keeps the Debian packages,
+#      COLD_KEEP=1 keeps the directory.
 set -euo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 T="${COLD_DIR:-$(mktemp -d /tmp/rlmeta-cold.XXXXXX)}"
@@ -28,6 +32,8 @@ rustup target remove wasm32-unknown-unknown aarch64-unknown-linux-gnu >"$T/rustu
 git clone -q "$src" "$T/clone"
 cd "$T/clone"
 start=$(date +%s)
+( while sleep 30; do du -sk "$T" 2>/dev/null | cut -f1; done >"$T/disk-kib.log" ) &
+sampler=$!
 set +e
 env PATH="$T/cargo/bin:$T/bin:$clean_path" CARGO_HOME="$T/cargo" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" \
   MAVEN_OPTS="-Dmaven.repo.local=$T/m2" PIP_CACHE_DIR="$T/pip" npm_config_cache="$T/npm" \
@@ -36,6 +42,11 @@ env PATH="$T/cargo/bin:$T/bin:$clean_path" CARGO_HOME="$T/cargo" RUSTUP_HOME="${
 rc=${PIPESTATUS[0]}
 set -e
 end=$(date +%s)
+kill "$sampler" 2>/dev/null || true
+peak_kib=$(sort -n "$T/disk-kib.log" | tail -n 1)
 grep -E 'FAILED|passed|^[0-9:]+ \+[0-9]+s make' "$T/run.log" | tail -n 40 || true
-echo "[cold] .ci/run exit status $rc after $(( end - start )) s ($(( (end - start) / 60 )) min $(( (end - start) % 60 )) s); log $T/run.log"
+mkdir -p "$src/build" && cp "$T/run.log" "$src/build/bench-cold-test.log"
+echo "[cold] .ci/run exit status $rc after $(( end - start )) s ($(( (end - start) / 60 )) min $(( (end - start) % 60 )) s);" \
+  "the clone and its caches took at most $(( ${peak_kib:-0} / 1024 )) MiB; log $src/build/bench-cold-test.log"
+if [ "${COLD_KEEP:-0}" = 1 ]; then echo "[cold] kept $T"; else rm -rf "$T"; fi
 exit "$rc"
