@@ -3,7 +3,8 @@
 # brokers' log dirs under tests/cluster) and $HOME (cargo's registry, ~/.m2, the Kafka downloads).
 # It only reports: it never deletes anything and never fails a run.
 #
-# Usage: tools/disk-check.sh start   before `make test`: warns below $NEED_GIB free (default 10)
+# Usage: tools/disk-check.sh start   before `make test`: prints what is free, warns below $NEED_GIB
+#                                    (default 10)
 #        tools/disk-check.sh failed  after a failed target: says so if a disk is (nearly) full,
 #                                    since a full disk fails every suite after it in odd ways
 set -uo pipefail
@@ -17,9 +18,10 @@ for dir in . "$HOME"; do
   seen+="$fs "
   free_mib=$(( free_kib / 1024 ))
   if [ "$mode" = start ]; then
+    echo "make test: $free_mib MiB free on the disk holding $dir"
     if [ "$free_mib" -lt $(( need_gib * 1024 )) ]; then
-      echo "WARNING: $free_mib MiB free on the disk holding $dir: a cold make test writes up to" \
-        "about $need_gib GiB (docs/TESTING.md); suites will fail with 'No space left on device'"
+      echo "WARNING: a cold make test writes up to about $need_gib GiB (README.md); with less," \
+        "suites will fail with 'No space left on device'"
     fi
   elif [ "$free_mib" -lt 1024 ]; then
     echo "NOTE: only $free_mib MiB free on the disk holding $dir: this failure may be a full disk"
